@@ -1,0 +1,1 @@
+"""handraise's answerers (Slack, email, web inbox) and the program that runs them."""
