@@ -1,0 +1,230 @@
+"""The HTTP API for agents in other processes: ask, long-poll, cancel. Errors carry the seam's codes."""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from bot.ledger import Ledger, UnknownQuestion
+from bot.records import AgentRef, QuestionRecord
+from bot.remote import RemoteQuestions
+from core import AskUserQuestionItem, UserQuestionError
+
+MAX_WAIT_SECONDS = 300
+MAX_BODY_BYTES = 1024 * 1024
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+LEDGER_KEY = web.AppKey("ledger", Ledger)
+REMOTE_KEY = web.AppKey("remote", RemoteQuestions)
+
+
+class AskBody(BaseModel):
+    """`POST /v1/questions`: the questions and, optionally, who asks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    questions: list[AskUserQuestionItem]
+    agent: AgentRef | None = None
+
+
+def error_response(status: int, code: str, message: str) -> web.Response:
+    return web.json_response({"error": {"code": code, "message": message}}, status=status)
+
+
+STATUS_OF_CODE = {"EMPTY_QUESTIONS": 422, "BAD_INTENT": 422, "NO_PROVIDER": 422, "BAD_REQUEST": 422}
+
+
+def question_json(record: QuestionRecord) -> dict[str, Any]:
+    """The public view of a question: `status`, and `answer` or `error` once it is resolved."""
+    body: dict[str, Any] = {
+        "id": record.id,
+        "status": record.status,
+        "createdAt": record.created_at.isoformat(),
+        "questions": [question.to_wire() for question in record.questions],
+    }
+    if record.agent is not None:
+        body["agent"] = record.agent.model_dump(exclude_none=True)
+    if record.status == "answered" and record.answer is not None:
+        body["answer"] = record.answer.to_wire()
+    elif record.status != "pending":
+        body["error"] = {"code": record.error_code or "", "message": record.error_message or ""}
+    if record.status != "pending":
+        body["resolvedBy"] = record.answered_by
+        body["resolvedVia"] = record.answered_via
+        body["resolvedAt"] = record.resolved_at.isoformat() if record.resolved_at else None
+    return body
+
+
+def bearer_auth(token: str | None) -> Any:
+    """Require `Authorization: Bearer <token>` on /v1 when a token is configured (always, beyond loopback)."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if token is None or not request.path.startswith("/v1/"):
+            return await handler(request)
+        given = request.headers.get("Authorization", "")
+        expected = f"Bearer {token}"
+        if not hmac.compare_digest(given.encode(), expected.encode()):
+            return error_response(401, "UNAUTHORIZED", "send the API token as 'Authorization: Bearer <token>'")
+        return await handler(request)
+
+    return middleware
+
+
+async def ask(request: web.Request) -> web.Response:
+    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+        return error_response(413, "TOO_LARGE", f"the request body is over {MAX_BODY_BYTES} bytes")
+    try:
+        raw = await request.read()
+        payload = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return error_response(400, "BAD_JSON", "the request body is not JSON")
+    try:
+        body = AskBody.model_validate(payload)
+    except ValidationError as invalid:
+        first = invalid.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "body"
+        return error_response(422, "BAD_REQUEST", f"{where}: {first['msg']}")
+    try:
+        record = request.app[REMOTE_KEY].ask(body.questions, body.agent)
+    except UserQuestionError as refused:
+        return error_response(STATUS_OF_CODE.get(refused.code, 422), refused.code, refused.message)
+    return web.json_response(
+        {"id": record.id, "status": "pending"}, status=202, headers={"Location": f"/v1/questions/{record.id}"}
+    )
+
+
+async def get_question(request: web.Request) -> web.Response:
+    wait_text = request.query.get("wait", "0")
+    try:
+        wait = float(wait_text)
+        if not 0 <= wait <= MAX_WAIT_SECONDS:
+            raise ValueError
+    except ValueError:
+        return error_response(400, "BAD_WAIT", f"wait must be a number of seconds from 0 to {MAX_WAIT_SECONDS}")
+    try:
+        record = await request.app[LEDGER_KEY].wait(request.match_info["id"], wait)
+    except UnknownQuestion:
+        return error_response(404, "NOT_FOUND", f"no question {request.match_info['id']}")
+    return web.json_response(question_json(record))
+
+
+async def list_questions(request: web.Request) -> web.Response:
+    status = request.query.get("status")
+    if status not in (None, "pending", "answered", "cancelled", "expired", "failed"):
+        return error_response(400, "BAD_STATUS", "status must be pending, answered, cancelled, expired or failed")
+    records = request.app[LEDGER_KEY].store.list_questions(status=status, limit=200)  # type: ignore[arg-type]
+    return web.json_response({"questions": [question_json(record) for record in records]})
+
+
+async def cancel_question(request: web.Request) -> web.Response:
+    question_id = request.match_info["id"]
+    try:
+        resolution = request.app[REMOTE_KEY].cancel(question_id, by="api")
+    except UnknownQuestion:
+        return error_response(404, "NOT_FOUND", f"no question {question_id}")
+    if not resolution.won:
+        record = resolution.record
+        return error_response(409, "ALREADY_RESOLVED", f"question {question_id} is already {record.status}")
+    return web.json_response(question_json(resolution.record))
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(openapi_document())
+
+
+def openapi_document() -> dict[str, Any]:
+    """The API's OpenAPI 3.1 description, with schemas taken from the pydantic models that validate requests."""
+    ask_schema = AskBody.model_json_schema(ref_template="#/components/schemas/{model}", by_alias=True)
+    components = ask_schema.pop("$defs", {})
+    components["AskBody"] = ask_schema
+    error = {"$ref": "#/components/schemas/Error"}
+    components["Error"] = {
+        "type": "object",
+        "properties": {
+            "error": {
+                "type": "object",
+                "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                "required": ["code", "message"],
+            }
+        },
+        "required": ["error"],
+    }
+    components["Question"] = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "status": {"enum": ["pending", "answered", "cancelled", "expired", "failed"]},
+            "answer": {"type": "object"},
+            "error": {"type": "object"},
+        },
+        "required": ["id", "status"],
+    }
+
+    def reply(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+    question = {"$ref": "#/components/schemas/Question"}
+    id_param = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "handraise", "version": "1"},
+        "components": {
+            "schemas": components,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+        "paths": {
+            "/v1/questions": {
+                "post": {
+                    "summary": "Ask a human; returns at once with the question's id",
+                    "requestBody": {
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AskBody"}}}
+                    },
+                    "responses": {
+                        "202": reply("Asked", {"type": "object", "properties": {"id": {}, "status": {}}}),
+                        "400": reply("Not JSON", error),
+                        "401": reply("Missing or wrong token", error),
+                        "422": reply("EMPTY_QUESTIONS, BAD_INTENT, NO_PROVIDER or BAD_REQUEST", error),
+                    },
+                },
+                "get": {"summary": "Recent questions", "responses": {"200": reply("Questions", {"type": "object"})}},
+            },
+            "/v1/questions/{id}": {
+                "parameters": [id_param],
+                "get": {
+                    "summary": "The question's status; with ?wait=SECONDS, waits until it resolves",
+                    "parameters": [{"name": "wait", "in": "query", "schema": {"type": "number", "maximum": 300}}],
+                    "responses": {"200": reply("Status", question), "404": reply("Unknown id", error)},
+                },
+                "delete": {
+                    "summary": "Cancel; the channels retract the question",
+                    "responses": {
+                        "200": reply("Cancelled", question),
+                        "404": reply("Unknown id", error),
+                        "409": reply("Already resolved", error),
+                    },
+                },
+            },
+        },
+    }
+
+
+def add_api_routes(app: web.Application, ledger: Ledger, remote: RemoteQuestions) -> None:
+    app[LEDGER_KEY] = ledger
+    app[REMOTE_KEY] = remote
+    app.router.add_post("/v1/questions", ask)
+    app.router.add_get("/v1/questions", list_questions)
+    app.router.add_get("/v1/questions/{id}", get_question)
+    app.router.add_delete("/v1/questions/{id}", cancel_question)
+    app.router.add_get("/openapi.json", openapi)
+    app.router.add_get("/healthz", healthz)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    return web.json_response({"ok": True, "pending": request.app[LEDGER_KEY].store.count_questions("pending")})

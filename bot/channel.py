@@ -1,0 +1,180 @@
+"""The shared base every channel sits on: routing, delivery bookkeeping, escalation, expiry, first-answer-wins,
+audit and the final update. A channel itself only renders, delivers, collects replies and parses them.
+
+Escalation is delegation on a timer: after `escalate_after` the answerer calls `next()` while keeping its own
+channel open, so the first answer from either channel wins and both are updated.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar
+
+import anyio
+
+from bot.durations import format_duration
+from bot.ledger import Ledger, PendingQuestion
+from bot.records import AgentRef, Delivery, QuestionRecord
+from bot.routing import Route, Router
+from core import REQUEST_EVENT, AskUserQuestionAnswer, AskUserQuestionRequest, Context, ErrorCode, UserQuestionError
+from core.context import Next
+
+log = logging.getLogger(__name__)
+
+CLOSE_OUT_SECONDS = 30
+"""How long a channel may take to show the outcome (update a Slack message, send a mail) once the question ends."""
+
+
+class DeliveryError(UserQuestionError):
+    """A channel could not show the question (Slack said channel_not_found, SMTP refused, …)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "DELIVERY_FAILED")
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What a channel returns from `deliver`: the lookup key for replies and whatever it needs to update it later."""
+
+    key: str
+    ref: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+class Channel(ABC):
+    """One way of reaching people. Subclasses render and deliver; the base does the rest."""
+
+    name: ClassVar[str]
+
+    def __init__(self) -> None:
+        self.ledger: Ledger | None = None
+
+    def attach(self, ledger: Ledger) -> None:
+        """Called once when installed: replies are submitted to `ledger`."""
+        self.ledger = ledger
+
+    @abstractmethod
+    async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
+        """Show the question to the route's people. Raise DeliveryError when that is impossible."""
+
+    async def close_out(self, question: QuestionRecord, delivery: Delivery) -> None:  # noqa: B027
+        """Show the outcome where the question was shown (answered by whom, cancelled, expired). Default: nothing."""
+
+    async def run(self) -> None:  # noqa: B027
+        """Background work for as long as the channel is installed (watching a mailbox, a socket). Default: none."""
+
+
+class ChannelAnswerer:
+    """The waterfall listener for one channel."""
+
+    def __init__(self, channel: Channel, router: Router, ledger: Ledger) -> None:
+        self.channel = channel
+        self.router = router
+        self.ledger = ledger
+        channel.attach(ledger)
+
+    @property
+    def name(self) -> str:
+        return self.channel.name
+
+    async def __call__(self, request: AskUserQuestionRequest, next_: Next) -> AskUserQuestionAnswer:
+        agent = AgentRef.from_agent(request.agent) if request.agent is not None else None
+        route = self.router.route(self.name, agent)
+        if route is None:
+            return await next_()
+        pending = self.ledger.hold(request)
+        delivery: Delivery | None = None
+        try:
+            delivery = await self._deliver(pending, route)
+            await self._wait(pending, route, next_)
+        except anyio.get_cancelled_exc_class():
+            self.ledger.resolve(
+                pending.id,
+                "cancelled",
+                code=ErrorCode.ASK_ABORTED,
+                message="the agent stopped waiting for this question",
+                via=self.name,
+            )
+            raise
+        except DeliveryError as failure:
+            self.ledger.resolve(pending.id, "failed", code=failure.code, message=failure.message, via=self.name)
+            raise
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._close_out(pending, delivery)
+                self.ledger.release(pending)
+        return outcome_of(pending.record)
+
+    async def _deliver(self, pending: PendingQuestion, route: Route) -> Delivery:
+        store = self.ledger.store
+        earlier = store.get_delivery(pending.id, self.name)
+        if earlier is not None:
+            return earlier  # resumed after a restart: the question is already on show
+        sent = await self.channel.deliver(pending.record, route)
+        return store.add_delivery(pending.id, self.name, sent.key, sent.ref)
+
+    async def _wait(self, pending: PendingQuestion, route: Route, next_: Next) -> None:
+        created = pending.record.created_at
+        async with anyio.create_task_group() as group:
+            if route.escalate_after is not None:
+                group.start_soon(self._escalate, pending, created + route.escalate_after, next_)
+            if route.expire_after is not None:
+                group.start_soon(self._expire, pending, created + route.expire_after, route)
+            await pending.resolved.wait()
+            group.cancel_scope.cancel()
+
+    async def _escalate(self, pending: PendingQuestion, when: datetime, next_: Next) -> None:
+        await self.ledger.clock.sleep_until(when)
+        if pending.resolved.is_set():
+            return
+        self.ledger.store.audit(pending.id, "escalated", channel=self.name)
+        try:
+            await next_()
+        except UserQuestionError as failure:
+            if failure.code == ErrorCode.NO_PROVIDER:
+                log.warning("question %s: %s escalated but no later answerer takes it", pending.id, self.name)
+            elif not pending.resolved.is_set():
+                log.warning("question %s: escalation from %s failed: %s", pending.id, self.name, failure.message)
+            detail = {"code": failure.code, "message": failure.message}
+            if not pending.resolved.is_set():
+                self.ledger.store.audit(pending.id, "failed", channel=self.name, detail=detail | {"escalation": True})
+        except Exception:
+            # The escalation target broke; the question is still open here, so keep waiting rather than fail it.
+            log.exception("question %s: escalation from %s failed", pending.id, self.name)
+
+    async def _expire(self, pending: PendingQuestion, when: datetime, route: Route) -> None:
+        await self.ledger.clock.sleep_until(when)
+        assert route.expire_after is not None
+        self.ledger.resolve(
+            pending.id,
+            "expired",
+            code=ErrorCode.ASK_TIMEOUT,
+            message=f"nobody answered within {format_duration(route.expire_after)}",
+            via=self.name,
+        )
+
+    async def _close_out(self, pending: PendingQuestion, delivery: Delivery | None) -> None:
+        if delivery is None or not pending.resolved.is_set():
+            return
+        try:
+            with anyio.fail_after(CLOSE_OUT_SECONDS):
+                await self.channel.close_out(pending.record, delivery)
+        except Exception:
+            log.exception("question %s: %s could not show the outcome", pending.id, self.name)
+
+
+def outcome_of(record: QuestionRecord) -> AskUserQuestionAnswer:
+    """The answer of a resolved question, or the UserQuestionError that ended it."""
+    if record.status == "answered" and record.answer is not None:
+        return record.answer
+    code = record.error_code or ErrorCode.ASK_CANCELLED
+    raise UserQuestionError(record.error_message or f"the question was {record.status}", code)
+
+
+def install_channel(ctx: Context, channel: Channel, router: Router, ledger: Ledger) -> ChannelAnswerer:
+    """Register `channel` as an answerer on `ctx` (use inside a plugin so disposal removes it)."""
+    answerer = ChannelAnswerer(channel, router, ledger)
+    ctx.on(REQUEST_EVENT, answerer)
+    return answerer

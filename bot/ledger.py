@@ -1,0 +1,199 @@
+"""Pending questions in memory, backed by the store: the one place where the first answer wins.
+
+Every channel that shows a question (the routed one, and the ones it escalates to) holds the same
+`PendingQuestion`; whichever human answers first resolves it in the store, and every holder wakes up to the same
+outcome. An answer is committed to the store before anyone is told it was accepted.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+
+from bot.answers import normalise_answer, normalise_item
+from bot.clock import Clock
+from bot.records import AgentRef, QuestionRecord, QuestionStatus, Resolution
+from bot.store import Store
+from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionRequest
+
+log = logging.getLogger(__name__)
+
+ChangeKind = Literal["asked", "partial", "resolved"]
+ChangeListener = Callable[[ChangeKind, QuestionRecord], None]
+
+
+class UnknownQuestion(LookupError):
+    """No question has that id (a forged or mistyped reference)."""
+
+
+class PendingQuestion:
+    """One question while something in this process waits on it."""
+
+    def __init__(self, record: QuestionRecord, request: AskUserQuestionRequest | None) -> None:
+        self.record = record
+        self.request = request
+        self.resolved = anyio.Event()
+        self.holders = 0
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+
+@dataclass(frozen=True)
+class PartialResult:
+    """What `Ledger.save_partial` did: `record` is the question now, `resolution` is set when it completed it."""
+
+    record: QuestionRecord
+    resolution: Resolution | None
+
+
+class Ledger:
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self.store = store
+        self.clock = clock
+        self._by_request: dict[int, PendingQuestion] = {}
+        self._by_id: dict[str, PendingQuestion] = {}
+        self._listeners: list[ChangeListener] = []
+
+    # --- holding questions ---------------------------------------------------------------------------------
+
+    def bind(self, request: AskUserQuestionRequest, record: QuestionRecord) -> PendingQuestion:
+        """Tie `request` to a question already in the store (asked over the API, or resumed after a restart)."""
+        pending = self._by_id.get(record.id) or PendingQuestion(record, request)
+        pending.request = request
+        self._by_request[id(request)] = pending
+        self._by_id[record.id] = pending
+        return pending
+
+    def hold(self, request: AskUserQuestionRequest) -> PendingQuestion:
+        """The question for `request`, recorded on first sight (an in-process ask); release it with `release`."""
+        pending = self._by_request.get(id(request))
+        if pending is None:
+            agent = AgentRef.from_agent(request.agent) if request.agent is not None else None
+            record = QuestionRecord(
+                agent=agent, questions=list(request.questions), origin="local", created_at=self.clock.now()
+            )
+            self.store.create_question(record)
+            pending = self.bind(request, record)
+            self._notify("asked", record)
+        pending.holders += 1
+        return pending
+
+    def release(self, pending: PendingQuestion) -> None:
+        pending.holders -= 1
+        if pending.holders <= 0 and pending.resolved.is_set():
+            self.forget(pending)
+
+    def forget(self, pending: PendingQuestion) -> None:
+        if pending.request is not None and self._by_request.get(id(pending.request)) is pending:
+            del self._by_request[id(pending.request)]
+        if self._by_id.get(pending.id) is pending:
+            del self._by_id[pending.id]
+
+    def get(self, question_id: str) -> PendingQuestion | None:
+        return self._by_id.get(question_id)
+
+    # --- resolving -----------------------------------------------------------------------------------------
+
+    def submit(
+        self,
+        question_id: str,
+        items: Mapping[str, AskUserQuestionAnswerItem] | AskUserQuestionAnswer,
+        *,
+        by: str | None,
+        via: str,
+    ) -> Resolution:
+        """Record a human's answer if the question is still pending; the first one wins.
+
+        Raises UnknownQuestion, or AnswerError when the answer does not fit the questions (nothing is recorded).
+        """
+        record = self._record(question_id)
+        if isinstance(items, AskUserQuestionAnswer):
+            items = {item.id: item for item in items.answers}
+        answer = normalise_answer(record.questions, items)
+        return self._resolve(question_id, "answered", answer=answer, by=by, via=via)
+
+    def save_partial(
+        self, question_id: str, item: AskUserQuestionAnswerItem, *, by: str | None, via: str
+    ) -> PartialResult:
+        """Keep the answer to one question of several; when every question has one, the whole answer is submitted."""
+        record = self._record(question_id)
+        question = next((q for q in record.questions if q.id == item.id), None)
+        if question is None:
+            raise UnknownQuestion(f"question {question_id} has no question {item.id}")
+        record = self.store.save_partial(question_id, normalise_item(question, item), actor=by, channel=via)
+        if record.status != "pending":
+            return PartialResult(record, Resolution(won=False, record=record))
+        self._notify("partial", record)
+        if all(q.id in record.partial for q in record.questions):
+            return PartialResult(record, self.submit(question_id, dict(record.partial), by=by, via=via))
+        return PartialResult(record, None)
+
+    def resolve(
+        self,
+        question_id: str,
+        status: QuestionStatus,
+        *,
+        code: str,
+        message: str,
+        by: str | None = None,
+        via: str | None = None,
+    ) -> Resolution:
+        """End a question without an answer (cancelled, expired, failed) unless something already ended it."""
+        return self._resolve(question_id, status, error_code=code, error_message=message, by=by, via=via)
+
+    def _resolve(self, question_id: str, status: QuestionStatus, **fields: object) -> Resolution:
+        resolution = self.store.resolve(question_id, status, **fields)  # type: ignore[arg-type]
+        if resolution.won:
+            pending = self._by_id.get(question_id)
+            if pending is not None:
+                pending.record = resolution.record
+                pending.resolved.set()
+                if pending.holders <= 0:
+                    self.forget(pending)
+            self._notify("resolved", resolution.record)
+        return resolution
+
+    def _record(self, question_id: str) -> QuestionRecord:
+        record = self.store.get_question(question_id)
+        if record is None:
+            raise UnknownQuestion(f"no question {question_id}")
+        return record
+
+    # --- waiting and watching ------------------------------------------------------------------------------
+
+    async def wait(self, question_id: str, seconds: float) -> QuestionRecord:
+        """The question's record once it resolves, or as it is after `seconds`. Raises UnknownQuestion."""
+        record = self._record(question_id)
+        pending = self._by_id.get(question_id)
+        if record.status == "pending" and pending is not None and seconds > 0:
+            with anyio.move_on_after(seconds):
+                await pending.resolved.wait()
+            record = self._record(question_id)
+        return record
+
+    def watch(self, listener: ChangeListener) -> Callable[[], None]:
+        """Call `listener(kind, record)` on every new, partially answered or resolved question; returns a disposer."""
+        self._listeners.append(listener)
+
+        def dispose() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return dispose
+
+    def announce(self, record: QuestionRecord) -> None:
+        """Tell watchers about a question created outside `hold` (the HTTP API)."""
+        self._notify("asked", record)
+
+    def _notify(self, kind: ChangeKind, record: QuestionRecord) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(kind, record)
+            except Exception:
+                log.exception("a question watcher failed")

@@ -1,0 +1,103 @@
+"""`handraise serve`: the seam, the configured channels, the HTTP API and the web inbox in one process."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import anyio
+from aiohttp import web
+
+from bot.api import add_api_routes, bearer_auth
+from bot.clock import Clock
+from bot.config import Config, resolve_secret
+from bot.install import Installation, install
+from bot.remote import RemoteQuestions
+from core import AgentRegistry, Context, ErrorCode, UserQuestionService
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Ready:
+    """Where the running program can be reached, handed to `serve`'s `on_ready`."""
+
+    base_url: str
+    inbox_url: str | None
+    resumed: int
+
+
+def abandon_local_questions(installation: Installation) -> int:
+    """In-process questions left pending by a previous run have no caller any more: close them, visibly."""
+    ledger = installation.ledger
+    count = 0
+    for record in ledger.store.list_questions(status="pending", limit=1_000_000):
+        if record.origin == "local":
+            ledger.resolve(
+                record.id, "cancelled", code=ErrorCode.ASK_CANCELLED, message="the asking process ended", via="bot"
+            )
+            count += 1
+    return count
+
+
+async def serve(
+    config: Config,
+    *,
+    clock: Clock | None = None,
+    on_ready: Callable[[Ready], None] | None = None,
+    handle_signals: bool = True,
+) -> None:
+    """Run until cancelled or until SIGINT/SIGTERM. Pending questions stay in the store for the next run."""
+    ctx = Context()
+    ctx.plugin(AgentRegistry)
+    ctx.plugin(UserQuestionService)
+    handle = install(ctx, config, clock=clock)
+    installation = handle.value
+    assert isinstance(installation, Installation)
+    token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
+    app = web.Application(middlewares=[bearer_auth(token)], client_max_size=2 * 1024 * 1024)
+    inbox = installation.inbox
+    runner: web.AppRunner | None = None
+    try:
+        async with anyio.create_task_group() as tasks:
+            remote = RemoteQuestions(ctx, installation.ledger, installation.router, tasks)
+            add_api_routes(app, installation.ledger, remote)
+            if inbox is not None:
+                inbox.add_routes(app)
+            runner = web.AppRunner(app, handle_signals=False, access_log=None)
+            await runner.setup()
+            site = web.TCPSite(runner, config.server.host, config.server.port)
+            await site.start()
+            base_url = _base_url(runner, config)
+            abandon_local_questions(installation)
+            resumed = remote.resume_pending()
+            tasks.start_soon(installation.run)
+            if on_ready is not None:
+                on_ready(Ready(base_url, inbox.url(base_url) if inbox is not None else None, resumed))
+            if handle_signals:
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for received in signals:
+                        log.info("received %s; stopping (pending questions stay in the store)", received.name)
+                        break
+                tasks.cancel_scope.cancel()
+            else:
+                await anyio.sleep_forever()
+    finally:
+        with anyio.CancelScope(shield=True):
+            if inbox is not None:
+                await inbox.close()
+            if runner is not None:
+                await runner.cleanup()
+            handle.dispose()
+
+
+def _base_url(runner: web.AppRunner, config: Config) -> str:
+    host, port = config.server.host, config.server.port
+    for address in runner.addresses:
+        if isinstance(address, tuple):
+            port = address[1]
+            break
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"

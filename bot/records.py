@@ -1,0 +1,127 @@
+"""What the store keeps: questions, their deliveries, resolutions and audit events, as frozen pydantic models.
+
+These are the bot's own records, not the wire: the question and answer payloads inside them are the seam's wire
+types (`core.types`), which the store writes in their camelCase wire form.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+
+from core.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem
+
+if TYPE_CHECKING:
+    from core.agents import Agent
+
+QuestionStatus = Literal["pending", "answered", "cancelled", "expired", "failed"]
+"""`pending` until exactly one resolution moves it to one of the other four, for good."""
+
+AuditKind = Literal[
+    "asked",
+    "delivered",
+    "escalated",
+    "answered",
+    "partial",
+    "refused",
+    "duplicate",
+    "cancelled",
+    "expired",
+    "failed",
+    "retracted",
+]
+
+
+def _as_utc(value: datetime) -> datetime:
+    # One zone everywhere, so that a record read back from the store compares equal to the one written.
+    return value.astimezone(UTC)
+
+
+UtcDatetime = Annotated[AwareDatetime, AfterValidator(_as_utc)]
+"""An aware datetime, normalised to UTC. Naive datetimes are refused: a local time in the store is a future bug."""
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_question_id() -> str:
+    """A fresh question id: `q_` and 16 url-safe random characters (96 bits, unguessable in a link)."""
+    return "q_" + secrets.token_urlsafe(12)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class AgentRef(_Record):
+    """A snapshot of the asking agent: the live `Agent` is gone after a restart, its identity must not be."""
+
+    id: str
+    name: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict[str, str])
+
+    @classmethod
+    def from_agent(cls, agent: Agent) -> AgentRef:
+        return cls(id=agent.id, name=agent.name, labels=dict(agent.labels))
+
+
+class QuestionRecord(_Record):
+    """One `ask_user_question` request and its outcome.
+
+    `origin` says who waits for it: `api` requests were asked over HTTP and are resumed after a restart; `local`
+    ones were asked in-process, so their caller died with the process. `partial` holds the answers collected so far
+    for a multi-question request, by question id. `answered_by`/`answered_via` name who resolved it and over which
+    channel (`slack`, `email`, `web`, `api`); `error_code`/`error_message` explain a cancelled, expired or failed one.
+    """
+
+    id: str = Field(default_factory=new_question_id)
+    created_at: UtcDatetime = Field(default_factory=utc_now)
+    agent: AgentRef | None = None
+    questions: list[AskUserQuestionItem]
+    origin: Literal["api", "local"] = "local"
+    status: QuestionStatus = "pending"
+    answer: AskUserQuestionAnswer | None = None
+    partial: dict[str, AskUserQuestionAnswerItem] = Field(default_factory=dict[str, AskUserQuestionAnswerItem])
+    answered_by: str | None = None
+    answered_via: str | None = None
+    resolved_at: UtcDatetime | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+
+
+class Delivery(_Record):
+    """Where a question was sent on one channel.
+
+    `key` is the channel's lookup key for an incoming reply (Slack `"C123:1712345.0001"`, an email token) and is
+    unique per channel; `ref` is whatever else the channel needs to update or retract the message later.
+    """
+
+    question_id: str
+    channel: str
+    key: str
+    ref: dict[str, Any] = Field(default_factory=dict[str, Any])
+    created_at: UtcDatetime = Field(default_factory=utc_now)
+
+
+class AuditEvent(_Record):
+    """One line of the append-only audit log. `seq` orders events across the whole store."""
+
+    seq: int
+    at: UtcDatetime
+    question_id: str
+    kind: AuditKind
+    channel: str | None = None
+    actor: str | None = None
+    detail: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
+class Resolution(_Record):
+    """The outcome of `Store.resolve`: `won` is False when the question was already resolved, and `record` then
+    shows by whom and how."""
+
+    won: bool
+    record: QuestionRecord

@@ -1,0 +1,123 @@
+"""Questions asked by agents in other processes (over the HTTP API or `handraise ask`).
+
+A remote agent is treated as a runtime root identified by its `agent.id`: the process that owns it is not ours to
+inspect, so each question enters a fresh `Agent` as a root for as long as it waits. Such questions are durable: after
+a restart they are resumed from the store, and channels find their earlier deliveries instead of sending again.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+from anyio.abc import TaskGroup
+
+from bot.ledger import Ledger
+from bot.records import AgentRef, QuestionRecord, QuestionStatus, Resolution
+from bot.routing import Router
+from core import (
+    AbortController,
+    Agent,
+    AskUserQuestionItem,
+    AskUserQuestionRequest,
+    Context,
+    ErrorCode,
+    UserQuestionError,
+    UserQuestionService,
+)
+from core.errors import no_provider
+
+log = logging.getLogger(__name__)
+
+STATUS_OF_ERROR: dict[str, QuestionStatus] = {
+    ErrorCode.ASK_TIMEOUT: "expired",
+    ErrorCode.ASK_ABORTED: "cancelled",
+    ErrorCode.ASK_CANCELLED: "cancelled",
+}
+
+
+class RemoteQuestions:
+    def __init__(self, ctx: Context, ledger: Ledger, router: Router, tasks: TaskGroup) -> None:
+        self._ctx = ctx
+        self._ledger = ledger
+        self._router = router
+        self._tasks = tasks
+        self._controllers: dict[str, AbortController] = {}
+
+    def ask(self, questions: list[AskUserQuestionItem], agent: AgentRef | None) -> QuestionRecord:
+        """Check, record and start asking; returns the pending record at once.
+
+        Raises UserQuestionError for what `ask()` would refuse (EMPTY_QUESTIONS, BAD_INTENT) and NO_PROVIDER when no
+        configured channel takes this agent's questions — before anything is stored.
+        """
+        request = AskUserQuestionRequest(questions=questions)
+        self._service().check(request)
+        if not self._router.routes(agent):
+            raise no_provider()
+        record = QuestionRecord(agent=agent, questions=questions, origin="api", created_at=self._ledger.clock.now())
+        self._ledger.store.create_question(record)
+        self._ledger.announce(record)
+        self._start(record)
+        return record
+
+    def resume_pending(self) -> int:
+        """Start waiting again for every pending API question in the store; returns how many."""
+        records = self._ledger.store.list_questions(status="pending", newest_first=False, limit=1_000_000)
+        resumed = 0
+        for record in records:
+            if record.origin == "api" and record.id not in self._controllers:
+                self._start(record)
+                resumed += 1
+        return resumed
+
+    def cancel(self, question_id: str, *, by: str | None = None) -> Resolution:
+        """Cancel a pending question (channels retract it). Raises UnknownQuestion for an unknown id."""
+        resolution = self._ledger.resolve(
+            question_id,
+            "cancelled",
+            code=ErrorCode.ASK_CANCELLED,
+            message="the question was cancelled",
+            by=by,
+            via="api",
+        )
+        controller = self._controllers.get(question_id)
+        if resolution.won and controller is not None:
+            controller.abort("cancelled over the API")
+        return resolution
+
+    def _service(self) -> UserQuestionService:
+        service = self._ctx.user_questions
+        if service is None:
+            raise RuntimeError("the user-questions service is not installed")
+        return service
+
+    def _start(self, record: QuestionRecord) -> None:
+        controller = AbortController()
+        self._controllers[record.id] = controller
+        self._tasks.start_soon(self._run, record, controller, name=f"question {record.id}")
+
+    async def _run(self, record: QuestionRecord, controller: AbortController) -> None:
+        agent: Agent | None = None
+        leave = _nothing
+        registry = self._ctx.agents
+        if record.agent is not None and registry is not None:
+            agent = Agent(record.agent.id, name=record.agent.name, labels=record.agent.labels)
+            leave = registry.enter(agent)
+        request = AskUserQuestionRequest(questions=record.questions, agent=agent, signal=controller.signal)
+        self._ledger.bind(request, record)
+        try:
+            await self._service().ask(request)
+        except UserQuestionError as failure:
+            status = STATUS_OF_ERROR.get(failure.code, "failed")
+            self._ledger.resolve(record.id, status, code=failure.code, message=failure.message)
+        except Exception as failure:
+            log.exception("question %s failed", record.id)
+            self._ledger.resolve(record.id, "failed", code="INTERNAL", message=f"handraise failed: {failure}")
+        finally:
+            leave()
+            self._controllers.pop(record.id, None)
+            await anyio.lowlevel.checkpoint()
+
+
+def _nothing() -> None:
+    return None

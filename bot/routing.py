@@ -1,0 +1,92 @@
+"""Which channel takes which agent's questions: the per-agent routing of SPEC §3.
+
+A channel with no subscriptions takes every request, agentless ones included; subscriptions only narrow. Within a
+channel the first matching subscription (in file order) is the route.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from bot.config import Config, Subscription
+from bot.durations import format_duration
+from bot.records import AgentRef
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where one channel sends one request. `subscription` is None when the channel has none (it takes all)."""
+
+    channel: str
+    subscription: Subscription | None = None
+    index: int | None = None
+
+    @property
+    def escalate_after(self) -> timedelta | None:
+        return self.subscription.escalate_after if self.subscription else None
+
+    @property
+    def expire_after(self) -> timedelta | None:
+        return self.subscription.expire_after if self.subscription else None
+
+    @property
+    def responders(self) -> list[str]:
+        return list(self.subscription.responders) if self.subscription else []
+
+    def describe(self) -> str:
+        if self.subscription is None:
+            return f"{self.channel}: takes every request (no subscriptions)"
+        parts = [f"{self.channel}: subscription {self.index} ({self.subscription.describe()})"]
+        if self.escalate_after:
+            parts.append(f"escalates after {format_duration(self.escalate_after)}")
+        if self.expire_after:
+            parts.append(f"expires after {format_duration(self.expire_after)}")
+        return ", ".join(parts)
+
+
+class Router:
+    """Routes requests to channels in the configured answerer order."""
+
+    def __init__(self, order: Sequence[str], subscriptions: Mapping[str, Sequence[Subscription]]) -> None:
+        self.order = list(order)
+        self._subscriptions = {name: list(subscriptions.get(name, ())) for name in order}
+
+    @classmethod
+    def from_config(cls, config: Config) -> Router:
+        subscriptions: dict[str, Sequence[Subscription]] = {"web": config.web.subscriptions}
+        if config.slack is not None:
+            subscriptions["slack"] = config.slack.subscriptions
+        if config.email is not None:
+            subscriptions["email"] = config.email.subscriptions
+        return cls(config.answerers, subscriptions)
+
+    def route(self, channel: str, agent: AgentRef | None) -> Route | None:
+        """The route for `agent` (None: an agentless request) on `channel`, or None when it is not routed there."""
+        subscriptions = self._subscriptions.get(channel)
+        if subscriptions is None:
+            return None
+        if not subscriptions:
+            return Route(channel)
+        agent_id, name, labels = (agent.id, agent.name, agent.labels) if agent else (None, None, {})
+        for index, subscription in enumerate(subscriptions):
+            if subscription.matches(agent_id, name, labels):
+                return Route(channel, subscription, index)
+        return None
+
+    def routes(self, agent: AgentRef | None) -> list[Route]:
+        """Every channel that would take the request, in waterfall order."""
+        return [route for channel in self.order if (route := self.route(channel, agent)) is not None]
+
+    def explain(self, agent: AgentRef | None) -> list[str]:
+        """One line per configured answerer saying whether it takes the request and why (`handraise routes`)."""
+        lines: list[str] = []
+        for channel in self.order:
+            route = self.route(channel, agent)
+            if route is not None:
+                lines.append(f"takes   {route.describe()}")
+            else:
+                count = len(self._subscriptions[channel])
+                lines.append(f"passes  {channel}: none of its {count} subscriptions matches")
+        return lines

@@ -1,0 +1,481 @@
+"""The durable store: pending questions, their deliveries, answers and the audit log, in one SQLite file.
+
+A restart of the bot must lose no question and no answer, so every call is one short transaction that is
+committed before it returns. Writes take the write lock up front (`BEGIN IMMEDIATE`): a read that later upgrades
+to a write can fail with SQLITE_BUSY in WAL mode without waiting, which would break first-answer-wins between
+processes. The calls are synchronous on purpose: local SQLite is fast, and one code path beats a sync and an
+async copy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, cast, get_args
+
+from bot.records import (
+    AuditEvent,
+    AuditKind,
+    Delivery,
+    QuestionRecord,
+    QuestionStatus,
+    Resolution,
+    utc_now,
+)
+from core.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
+
+APPLICATION_ID = 0x68726169  # "hrai": marks the file as handraise's in its SQLite header
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE questions (
+        id TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL,
+        agent_id TEXT,
+        status TEXT NOT NULL,
+        record_json TEXT NOT NULL
+    );
+    CREATE INDEX questions_by_status ON questions (status, created_at);
+    CREATE INDEX questions_by_agent ON questions (agent_id, created_at);
+    CREATE TABLE deliveries (
+        question_id TEXT NOT NULL REFERENCES questions (id) ON DELETE CASCADE,
+        channel TEXT NOT NULL,
+        key TEXT NOT NULL,
+        ref_json TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (question_id, channel)
+    );
+    CREATE UNIQUE INDEX deliveries_by_key ON deliveries (channel, key);
+    CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        question_id TEXT NOT NULL REFERENCES questions (id),
+        kind TEXT NOT NULL,
+        channel TEXT,
+        actor TEXT,
+        detail_json TEXT NOT NULL
+    );
+    CREATE INDEX audit_by_question ON audit (question_id, seq);
+    CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    """,
+)
+"""Schema migrations; `MIGRATIONS[n]` takes `PRAGMA user_version` from n to n + 1. Only ever append."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
+
+
+class StoreError(Exception):
+    """The store cannot do what was asked: an unreadable or foreign file, an unknown question, a failed write."""
+
+    code = "STORE"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _ts(value: datetime) -> str:
+    # Fixed width (microseconds always present) so that text order is time order in ORDER BY.
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a script into statements, trigger bodies included; `executescript` would commit behind our back."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer.strip()
+            buffer = ""
+    if buffer.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {buffer.strip()[:80]!r}")
+
+
+class Store:
+    """The handraise SQLite store. Open with `Store.open(path)`; safe to share between threads of one process and
+    between processes on one file."""
+
+    def __init__(self, connection: sqlite3.Connection, path: str) -> None:
+        """Use `Store.open`; this only wraps an already-migrated connection."""
+        self._db = connection
+        self._path = path
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Store:
+        """Open (creating if needed) the store at `path`, or an in-memory one for `":memory:"`, and migrate it.
+
+        Raises StoreError when the file is not a SQLite database, belongs to another application, or was written
+        by a newer handraise.
+        """
+        name = os.fspath(path)
+        if name != ":memory:":
+            file = Path(name)
+            # Answers can be sensitive: the file (and SQLite's -wal/-shm, which copy its mode) is the owner's only.
+            try:
+                file.parent.mkdir(parents=True, exist_ok=True)
+                os.close(os.open(file, os.O_RDWR | os.O_CREAT, 0o600))
+            except OSError as error:
+                raise StoreError(f"cannot open the handraise store at {name}: {error.strerror}") from None
+        # isolation_level=None: the store issues BEGIN/COMMIT itself; sqlite3's implicit transactions would defer the
+        # write lock and break first-answer-wins between processes.
+        connection = sqlite3.connect(name, isolation_level=None, check_same_thread=False)
+        try:
+            _configure(connection, name)
+            _migrate(connection, name)
+        except BaseException:
+            connection.close()
+            raise
+        return cls(connection, name)
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def schema_version(self) -> int:
+        with self._read() as db:
+            return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection. Idempotent; any later call raises StoreError."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def integrity_ok(self) -> bool:
+        with self._read() as db:
+            return [row[0] for row in db.execute("PRAGMA quick_check")] == ["ok"]
+
+    # -- questions -------------------------------------------------------------------------------------------------
+
+    def create_question(self, record: QuestionRecord) -> None:
+        """Store a new question and audit `asked`. Raises StoreError if a question with its id exists."""
+        agent_id = record.agent.id if record.agent else None
+        with self._write() as db:
+            try:
+                db.execute(
+                    "INSERT INTO questions VALUES (?, ?, ?, ?, ?)",
+                    (record.id, _ts(record.created_at), agent_id, record.status, _record_json(record)),
+                )
+            except sqlite3.IntegrityError:
+                raise StoreError(f"question {record.id} already exists in the store") from None
+            detail = {"agent": agent_id, "questions": [item.id for item in record.questions]}
+            self._append(db, record.id, "asked", None, None, detail)
+
+    def get_question(self, id: str) -> QuestionRecord | None:
+        with self._read() as db:
+            return _fetch_question(db, id)
+
+    def list_questions(
+        self,
+        *,
+        status: QuestionStatus | None = None,
+        agent_id: str | None = None,
+        channel: str | None = None,
+        limit: int = 100,
+        newest_first: bool = True,
+    ) -> list[QuestionRecord]:
+        """Questions by creation time; `channel` keeps those with a delivery on that channel."""
+        where, params = _where(
+            ("q.status = ?", status),
+            ("q.agent_id = ?", agent_id),
+            ("EXISTS (SELECT 1 FROM deliveries d WHERE d.question_id = q.id AND d.channel = ?)", channel),
+        )
+        order = "DESC" if newest_first else "ASC"
+        sql = f"SELECT record_json FROM questions q WHERE {where} ORDER BY q.created_at {order}, q.rowid {order}"
+        with self._read() as db:
+            rows = db.execute(f"{sql} LIMIT max(?, 0)", (*params, limit)).fetchall()
+        return [QuestionRecord.model_validate_json(row[0]) for row in rows]
+
+    def count_questions(self, status: QuestionStatus | None = None) -> int:
+        with self._read() as db:
+            row = db.execute("SELECT count(*) FROM questions WHERE ?1 IS NULL OR status = ?1", (status,)).fetchone()
+            return int(row[0])
+
+    def save_partial(
+        self, id: str, item: AskUserQuestionAnswerItem, *, actor: str | None, channel: str
+    ) -> QuestionRecord:
+        """Record the answer to one question of a pending request (replacing an earlier one) and audit `partial`.
+
+        Once the request is resolved the item is not saved: the record comes back unchanged (check its `status`) and
+        the attempt is audited as `duplicate`. Raises StoreError for an unknown id, ValueError for an item whose id
+        is not one of the request's questions.
+        """
+        with self._write() as db:
+            record = _require_question(db, id)
+            if item.id not in {question.id for question in record.questions}:
+                raise ValueError(f"question {id} has no question with id {item.id!r}")
+            if record.status != "pending":
+                detail = {"partial": item.to_wire(), "status": record.status}
+                self._append(db, id, "duplicate", channel, actor, detail)
+                return record
+            updated = record.model_copy(update={"partial": record.partial | {item.id: item}})
+            db.execute("UPDATE questions SET record_json = ? WHERE id = ?", (_record_json(updated), id))
+            self._append(db, id, "partial", channel, actor, {"item": item.to_wire()})
+            return updated
+
+    def resolve(
+        self,
+        id: str,
+        status: QuestionStatus,
+        *,
+        answer: AskUserQuestionAnswer | None = None,
+        by: str | None = None,
+        via: str | None = None,
+        error_code: str | None = None,
+        error_message: str | None = None,
+    ) -> Resolution:
+        """Move a pending question to `status`, once: the first resolution wins, for good.
+
+        The winner's audit event is committed before this returns. A loser gets `won=False` and the current record
+        (who resolved it, how); a losing *answer* is audited as `duplicate`. Raises StoreError for an unknown id and
+        ValueError when `status` is `pending` or `answer` is given for any status but `answered` (or missing for it).
+        """
+        if status == "pending":
+            raise ValueError("resolve needs a final status, not 'pending'")
+        if (answer is not None) != (status == "answered"):
+            raise ValueError("an answer is required for status 'answered' and only for it")
+        answer_wire = answer.to_wire() if answer is not None else None
+        with self._write() as db:
+            record = _require_question(db, id)
+            update: dict[str, Any] = {"status": status, "answer": answer, "answered_by": by, "answered_via": via}
+            update |= {"resolved_at": utc_now(), "error_code": error_code, "error_message": error_message}
+            resolved = record.model_copy(update=update)
+            # The write lock already serialises resolvers; the status guard keeps the rule in the statement itself.
+            cursor = db.execute(
+                "UPDATE questions SET status = ?, record_json = ? WHERE id = ? AND status = 'pending'",
+                (status, _record_json(resolved), id),
+            )
+            won = cursor.rowcount == 1
+            if won:
+                record = resolved
+                detail = (
+                    {"code": error_code, "message": error_message} if answer_wire is None else {"answer": answer_wire}
+                )
+                # Each final status is audited under the kind of the same name.
+                self._append(db, id, cast(AuditKind, status), via, by, detail)
+            elif answer_wire is not None:
+                self._append(db, id, "duplicate", via, by, {"attempted": answer_wire, "status": record.status})
+            return Resolution(won=won, record=record)
+
+    # -- deliveries ------------------------------------------------------------------------------------------------
+
+    def add_delivery(self, question_id: str, channel: str, key: str, ref: dict[str, Any]) -> Delivery:
+        """Record where a question went on `channel`, replacing an earlier delivery there; audit `delivered`.
+
+        Raises StoreError for an unknown question or a `key` already used by another question on this channel.
+        """
+        stored = json.dumps(ref)
+        # `ref` as a later read returns it (JSON turns tuples into lists).
+        delivery = Delivery(question_id=question_id, channel=channel, key=key, ref=json.loads(stored))
+        with self._write() as db:
+            _require_question(db, question_id)
+            try:
+                db.execute(
+                    "INSERT INTO deliveries VALUES (?, ?, ?, ?, ?) ON CONFLICT (question_id, channel) DO UPDATE "
+                    "SET key = excluded.key, ref_json = excluded.ref_json, created_at = excluded.created_at",
+                    (question_id, channel, key, stored, _ts(delivery.created_at)),
+                )
+            except sqlite3.IntegrityError:
+                raise StoreError(f"{channel} delivery key {key!r} is already used by another question") from None
+            self._append(db, question_id, "delivered", channel, None, {"key": key})
+        return delivery
+
+    def get_delivery(self, question_id: str, channel: str) -> Delivery | None:
+        return next(iter(self._deliveries("question_id = ? AND channel = ?", question_id, channel)), None)
+
+    def find_delivery(self, channel: str, key: str) -> Delivery | None:
+        """The delivery an incoming reply refers to, by the channel's lookup key."""
+        return next(iter(self._deliveries("channel = ? AND key = ?", channel, key)), None)
+
+    def deliveries(self, question_id: str) -> list[Delivery]:
+        return self._deliveries("question_id = ?", question_id)
+
+    def _deliveries(self, where: str, *params: str) -> list[Delivery]:
+        with self._read() as db:
+            rows = db.execute(f"SELECT * FROM deliveries WHERE {where} ORDER BY created_at, rowid", params).fetchall()
+        return [
+            Delivery(question_id=question_id, channel=channel, key=key, ref=json.loads(ref), created_at=created_at)
+            for question_id, channel, key, ref, created_at in rows
+        ]
+
+    # -- audit -----------------------------------------------------------------------------------------------------
+
+    def audit(
+        self,
+        question_id: str,
+        kind: AuditKind,
+        *,
+        channel: str | None = None,
+        actor: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> AuditEvent:
+        """Append one event. Raises StoreError for an unknown question, TypeError for a detail JSON cannot hold."""
+        with self._write() as db:
+            _require_question(db, question_id)
+            return self._append(db, question_id, kind, channel, actor, detail or {})
+
+    def history(
+        self,
+        *,
+        question_id: str | None = None,
+        agent_id: str | None = None,
+        kinds: Collection[AuditKind] | None = None,
+        limit: int = 200,
+        after_seq: int = 0,
+    ) -> list[AuditEvent]:
+        """Audit events oldest first; page with `after_seq` set to the last `seq` seen."""
+        if kinds is not None and not kinds:
+            return []
+        where, params = _where(
+            ("a.seq > ?", after_seq),
+            ("a.question_id = ?", question_id),
+            ("a.question_id IN (SELECT id FROM questions WHERE agent_id = ?)", agent_id),
+            (f"a.kind IN ({', '.join('?' * len(kinds))})", *kinds) if kinds else ("any kind", None),
+        )
+        sql = f"SELECT * FROM audit a WHERE {where} ORDER BY a.seq LIMIT max(?, 0)"
+        with self._read() as db:
+            rows = db.execute(sql, (*params, limit)).fetchall()
+        return [_event_from_row(row) for row in rows]
+
+    # -- plumbing --------------------------------------------------------------------------------------------------
+
+    def _append(
+        self,
+        db: sqlite3.Connection,
+        question_id: str,
+        kind: AuditKind,
+        channel: str | None,
+        actor: str | None,
+        detail: dict[str, Any],
+    ) -> AuditEvent:
+        if kind not in _AUDIT_KINDS:
+            raise ValueError(f"unknown audit kind {kind!r}")
+        row = (_ts(utc_now()), question_id, kind, channel, actor, json.dumps(detail))
+        cursor = db.execute(
+            "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) VALUES (?, ?, ?, ?, ?, ?)", row
+        )
+        # Return exactly what a later read returns (JSON turns tuples into lists), not what the caller passed.
+        return _event_from_row((cursor.lastrowid, *row))
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock, self._errors():
+            yield self._db
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction holding the write lock from its first statement; rolled back on any error."""
+        with self._lock, self._errors():
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.rollback()
+                raise
+            self._db.commit()
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise StoreError(f"the handraise store at {self._path} failed: {error}") from error
+
+
+def _configure(db: sqlite3.Connection, name: str) -> None:
+    try:
+        db.execute("PRAGMA busy_timeout = 5000")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA foreign_keys = ON")
+        application_id = int(db.execute("PRAGMA application_id").fetchone()[0])
+    except sqlite3.DatabaseError as error:
+        raise StoreError(
+            f"{name} is not a handraise store (SQLite says: {error}); move it aside or pick another path"
+        ) from None
+    if application_id not in (0, APPLICATION_ID):
+        raise StoreError(f"{name} is another application's SQLite database, not a handraise store; pick another path")
+
+
+def _migrate(db: sqlite3.Connection, name: str) -> None:
+    """Apply the missing migrations, each in its own transaction with its version bump.
+
+    The version is read inside the write transaction, so two processes opening a fresh file at once migrate it once.
+    """
+    while True:
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{name} was written by a newer handraise (schema {version}, this one knows {SCHEMA_VERSION}); "
+                    "upgrade handraise"
+                )
+            if version == SCHEMA_VERSION:
+                db.commit()
+                return
+            has_tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+            if version == 0 and has_tables:
+                raise StoreError(f"{name} is a SQLite database that is not a handraise store; pick another path")
+            for statement in _statements(MIGRATIONS[version]):
+                db.execute(statement)
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version = {version + 1}")
+            db.commit()
+        except BaseException as error:
+            if db.in_transaction:
+                db.rollback()
+            if isinstance(error, sqlite3.Error):
+                raise StoreError(f"cannot migrate the handraise store at {name}: {error}") from error
+            raise
+
+
+def _where(*filters: tuple[Any, ...]) -> tuple[str, list[Any]]:
+    """AND together the `(sql, *params)` filters whose first parameter is not None (None means "any")."""
+    active = [(sql, params) for sql, *params in filters if params[0] is not None]
+    return " AND ".join(["1", *(sql for sql, _ in active)]), [param for _, params in active for param in params]
+
+
+def _record_json(record: QuestionRecord) -> str:
+    # by_alias: the questions and answers inside are kept in their camelCase wire form.
+    return record.model_dump_json(by_alias=True, exclude_none=True)
+
+
+def _fetch_question(db: sqlite3.Connection, id: str) -> QuestionRecord | None:
+    row = db.execute("SELECT record_json FROM questions WHERE id = ?", (id,)).fetchone()
+    return QuestionRecord.model_validate_json(row[0]) if row else None
+
+
+def _require_question(db: sqlite3.Connection, id: str) -> QuestionRecord:
+    record = _fetch_question(db, id)
+    if record is None:
+        raise StoreError(f"no question {id} in the store")
+    return record
+
+
+def _event_from_row(row: tuple[Any, ...]) -> AuditEvent:
+    seq, at, question_id, kind, channel, actor, detail = row
+    return AuditEvent(
+        seq=seq, at=at, question_id=question_id, kind=kind, channel=channel, actor=actor, detail=json.loads(detail)
+    )
