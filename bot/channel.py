@@ -90,6 +90,8 @@ class ChannelAnswerer:
             delivery = await self._deliver(pending, route)
             await self._wait(pending, route, next_)
         except anyio.get_cancelled_exc_class():
+            if self.ledger.closing:
+                raise
             self.ledger.resolve(
                 pending.id,
                 "cancelled",

@@ -59,6 +59,9 @@ class Ledger:
         self._by_request: dict[int, PendingQuestion] = {}
         self._by_id: dict[str, PendingQuestion] = {}
         self._listeners: list[ChangeListener] = []
+        self.closing = False
+        """Set while the program shuts down: waiting answerers are cancelled, but their questions stay pending."""
+        self._closed: anyio.Event | None = None
 
     # --- holding questions ---------------------------------------------------------------------------------
 
@@ -148,6 +151,7 @@ class Ledger:
         return self._resolve(question_id, status, error_code=code, error_message=message, by=by, via=via)
 
     def _resolve(self, question_id: str, status: QuestionStatus, **fields: object) -> Resolution:
+        self._record(question_id)  # UnknownQuestion rather than the store's error for a forged id
         resolution = self.store.resolve(question_id, status, **fields)  # type: ignore[arg-type]
         if resolution.won:
             pending = self._by_id.get(question_id)
@@ -171,11 +175,21 @@ class Ledger:
         """The question's record once it resolves, or as it is after `seconds`. Raises UnknownQuestion."""
         record = self._record(question_id)
         pending = self._by_id.get(question_id)
-        if record.status == "pending" and pending is not None and seconds > 0:
+        if record.status == "pending" and pending is not None and seconds > 0 and not self.closing:
+            if self._closed is None:
+                self._closed = anyio.Event()
             with anyio.move_on_after(seconds):
-                await pending.resolved.wait()
+                async with anyio.create_task_group() as group:
+                    for event in (pending.resolved, self._closed):
+                        group.start_soon(_cancel_when_set, event, group.cancel_scope)
             record = self._record(question_id)
         return record
+
+    def close(self) -> None:
+        """The program is stopping: long polls return at once, and waiting answerers leave questions pending."""
+        self.closing = True
+        if self._closed is not None:
+            self._closed.set()
 
     def watch(self, listener: ChangeListener) -> Callable[[], None]:
         """Call `listener(kind, record)` on every new, partially answered or resolved question; returns a disposer."""
@@ -197,3 +211,8 @@ class Ledger:
                 listener(kind, record)
             except Exception:
                 log.exception("a question watcher failed")
+
+
+async def _cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import anyio
 from aiohttp import web
 
 from bot.api import add_api_routes, bearer_auth
+from bot.channel import Channel
 from bot.clock import Clock
 from bot.config import Config, resolve_secret
 from bot.install import Installation, install
@@ -21,12 +23,15 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Ready:
-    """Where the running program can be reached, handed to `serve`'s `on_ready`."""
+class Running:
+    """A started program: where it listens and what it runs."""
 
     base_url: str
     inbox_url: str | None
     resumed: int
+    installation: Installation
+    remote: RemoteQuestions
+    ctx: Context
 
 
 def abandon_local_questions(installation: Installation) -> int:
@@ -42,25 +47,22 @@ def abandon_local_questions(installation: Installation) -> int:
     return count
 
 
-async def serve(
-    config: Config,
-    *,
-    clock: Clock | None = None,
-    on_ready: Callable[[Ready], None] | None = None,
-    handle_signals: bool = True,
-) -> None:
-    """Run until cancelled or until SIGINT/SIGTERM. Pending questions stay in the store for the next run."""
+@asynccontextmanager
+async def running(
+    config: Config, *, clock: Clock | None = None, channels: Sequence[Channel] | None = None
+) -> AsyncIterator[Running]:
+    """Start everything, yield where it listens, and stop it cleanly on exit; pending questions stay stored."""
     ctx = Context()
     ctx.plugin(AgentRegistry)
     ctx.plugin(UserQuestionService)
-    handle = install(ctx, config, clock=clock)
+    handle = install(ctx, config, clock=clock, channels=channels)
     installation = handle.value
     assert isinstance(installation, Installation)
-    token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
-    app = web.Application(middlewares=[bearer_auth(token)], client_max_size=2 * 1024 * 1024)
     inbox = installation.inbox
     runner: web.AppRunner | None = None
     try:
+        token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
+        app = web.Application(middlewares=[bearer_auth(token)], client_max_size=2 * 1024 * 1024)
         async with anyio.create_task_group() as tasks:
             remote = RemoteQuestions(ctx, installation.ledger, installation.router, tasks)
             add_api_routes(app, installation.ledger, remote)
@@ -68,22 +70,18 @@ async def serve(
                 inbox.add_routes(app)
             runner = web.AppRunner(app, handle_signals=False, access_log=None)
             await runner.setup()
-            site = web.TCPSite(runner, config.server.host, config.server.port)
-            await site.start()
+            await web.TCPSite(runner, config.server.host, config.server.port).start()
             base_url = _base_url(runner, config)
             abandon_local_questions(installation)
             resumed = remote.resume_pending()
             tasks.start_soon(installation.run)
-            if on_ready is not None:
-                on_ready(Ready(base_url, inbox.url(base_url) if inbox is not None else None, resumed))
-            if handle_signals:
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for received in signals:
-                        log.info("received %s; stopping (pending questions stay in the store)", received.name)
-                        break
+            inbox_url = inbox.url(base_url) if inbox is not None else None
+            try:
+                yield Running(base_url, inbox_url, resumed, installation, remote, ctx)
+            finally:
+                # Stopping is not the agents' cancelling: their questions stay pending for the next run.
+                installation.ledger.close()
                 tasks.cancel_scope.cancel()
-            else:
-                await anyio.sleep_forever()
     finally:
         with anyio.CancelScope(shield=True):
             if inbox is not None:
@@ -91,6 +89,17 @@ async def serve(
             if runner is not None:
                 await runner.cleanup()
             handle.dispose()
+
+
+async def serve(config: Config, *, on_ready: Callable[[Running], None] | None = None) -> None:
+    """Run until SIGINT or SIGTERM."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with running(config) as program:
+            if on_ready is not None:
+                on_ready(program)
+            async for received in signals:
+                log.info("received %s; stopping (pending questions stay in the store)", received.name)
+                break
 
 
 def _base_url(runner: web.AppRunner, config: Config) -> str:

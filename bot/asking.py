@@ -1,0 +1,152 @@
+"""`handraise ask`: submit a question to the server, wait (re-polling across server restarts), print the answer.
+
+Exit codes: 0 answered, 1 failed otherwise, 2 bad input, 3 cancelled/expired/timed out, 4 no answerer,
+5 server unreachable. Errors go to stderr on one line; the answer JSON alone goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bot.client import ApiClient, Reply, Unreachable
+from bot.durations import parse_duration
+from core import AskUserQuestionAnswer
+from core.tool import format_answer
+
+ANSWERED, FAILED, BAD_INPUT, ENDED, NO_ANSWERER, UNREACHABLE = 0, 1, 2, 3, 4, 5
+POLL_SECONDS = 30
+UNREACHABLE_PATIENCE = 300.0
+"""How long a waiting `ask` keeps re-polling a server that went away (a restart) before giving up."""
+
+EXIT_OF_STATUS = {"answered": ANSWERED, "cancelled": ENDED, "expired": ENDED, "failed": FAILED}
+EXIT_OF_CODE = {"NO_PROVIDER": NO_ANSWERER, "ASK_TIMEOUT": ENDED, "ASK_CANCELLED": ENDED, "ASK_ABORTED": ENDED}
+
+
+class BadInput(Exception):
+    pass
+
+
+def request_body(args: argparse.Namespace) -> dict[str, Any]:
+    """The POST body from --json or from the flags. Raises BadInput."""
+    if args.json:
+        try:
+            text = sys.stdin.read() if args.json == "-" else Path(args.json).read_text()
+            body = json.loads(text)
+        except (OSError, json.JSONDecodeError) as error:
+            raise BadInput(f"--json {args.json}: {error}") from None
+        if not isinstance(body, dict):
+            raise BadInput(f"--json {args.json}: expected an object with a 'questions' list")
+        return body
+    if not args.question:
+        raise BadInput('give the question, e.g. handraise ask "Deploy v2 to prod?" -o Yes -o No')
+    item: dict[str, Any] = {"id": "q1", "question": args.question}
+    if args.option:
+        item["options"] = [{"label": label} for label in args.option]
+    if args.multi:
+        item["multiSelect"] = True
+    if args.header:
+        item["header"] = args.header
+    if args.detail:
+        item["detail"] = _read_detail(args.detail)
+    if args.plan_review:
+        item["intent"] = {"kind": "plan-review", "approve": args.plan_review}
+    body: dict[str, Any] = {"questions": [item]}
+    if args.agent:
+        labels = dict(_label(pair) for pair in args.label)
+        body["agent"] = {"id": args.agent, "name": args.agent_name, "labels": labels}
+    return body
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    try:
+        body = request_body(args)
+        deadline = time.monotonic() + parse_duration(args.timeout).total_seconds() if args.timeout else None
+    except (BadInput, ValueError) as error:
+        return _fail(BAD_INPUT, str(error))
+    client = ApiClient(args.server, os.environ.get("HANDRAISE_API_TOKEN"))
+    try:
+        reply = client.call("POST", "/v1/questions", body)
+    except Unreachable as error:
+        return _fail(UNREACHABLE, f"{error}; is `handraise serve` running?")
+    if reply.status != 202:
+        return _refused(reply)
+    question_id = str(reply.body["id"])
+    print(f"handraise: asked {question_id}; waiting for an answer", file=sys.stderr)
+    return _wait(client, question_id, deadline)
+
+
+def _wait(client: ApiClient, question_id: str, deadline: float | None) -> int:
+    unreachable_since: float | None = None
+    pause = 0.2
+    while True:
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            _cancel(client, question_id)
+            return _fail(ENDED, f"no answer to {question_id} in time; cancelled it")
+        wait = POLL_SECONDS if remaining is None else max(0.0, min(POLL_SECONDS, remaining))
+        try:
+            reply = client.call("GET", f"/v1/questions/{question_id}?wait={wait:.1f}", wait=wait)
+        except Unreachable as error:
+            now = time.monotonic()
+            unreachable_since = unreachable_since or now
+            if now - unreachable_since > UNREACHABLE_PATIENCE:
+                return _fail(UNREACHABLE, str(error))
+            time.sleep(pause)
+            pause = min(pause * 2, 5.0)
+            continue
+        unreachable_since, pause = None, 0.2
+        if reply.status != 200:
+            return _refused(reply)
+        status = reply.body.get("status")
+        if status == "pending":
+            continue
+        if status == "answered":
+            print(format_answer(AskUserQuestionAnswer.model_validate(reply.body["answer"])))
+            return ANSWERED
+        error = reply.body.get("error") or {}
+        code = str(error.get("code", ""))
+        return _fail(
+            EXIT_OF_CODE.get(code, EXIT_OF_STATUS.get(str(status), FAILED)), f"{status}: {error.get('message')}"
+        )
+
+
+def _cancel(client: ApiClient, question_id: str) -> None:
+    with contextlib.suppress(Unreachable):
+        client.call("DELETE", f"/v1/questions/{question_id}")
+
+
+def _refused(reply: Reply) -> int:
+    error = reply.body.get("error") or {}
+    code = str(error.get("code", f"HTTP_{reply.status}"))
+    message = f"{code}: {error.get('message', 'the server refused the request')}"
+    if code in EXIT_OF_CODE:
+        return _fail(EXIT_OF_CODE[code], message)
+    return _fail(BAD_INPUT if reply.status in (400, 413, 422) else FAILED, message)
+
+
+def _fail(code: int, message: str) -> int:
+    print(f"handraise: {message}", file=sys.stderr)
+    return code
+
+
+def _read_detail(value: str) -> str:
+    if not value.startswith("@"):
+        return value
+    try:
+        return Path(value[1:]).read_text()
+    except OSError as error:
+        raise BadInput(f"--detail {value}: {error.strerror or error}") from None
+
+
+def _label(pair: str) -> tuple[str, str]:
+    key, sep, value = pair.partition("=")
+    if not sep or not key:
+        raise BadInput(f"--label {pair!r}: write it as key=value")
+    return key, value

@@ -1,0 +1,56 @@
+"""A small blocking client of the HTTP API, for `handraise ask` in shell scripts and CI pipelines."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+
+class Unreachable(Exception):
+    """The server could not be reached (refused, reset, timed out)."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: dict[str, Any]
+
+
+class ApiClient:
+    def __init__(self, base_url: str, token: str | None = None, *, timeout: float = 10) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def call(self, method: str, path: str, body: object = None, *, wait: float = 0) -> Reply:
+        """One request; returns status and JSON body (HTTP errors included). Raises Unreachable."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base_url + path, data=data, method=method)
+        request.add_header("Accept", "application/json")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout + wait) as response:
+                return Reply(response.status, _json(response.read()))
+        except urllib.error.HTTPError as error:
+            return Reply(error.code, _json(error.read()))
+        except (urllib.error.URLError, OSError) as error:
+            raise Unreachable(f"cannot reach handraise at {self.base_url}: {_reason(error)}") from error
+
+
+def _json(raw: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return {"error": {"code": "BAD_RESPONSE", "message": "the server did not answer with JSON"}}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _reason(error: BaseException) -> str:
+    reason = getattr(error, "reason", None)
+    return str(reason if reason is not None else error)

@@ -1,0 +1,39 @@
+"""A channel that records what the shared base asks of it, for testing the base without any network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+
+from bot.channel import Channel, DeliveryError, Sent
+from bot.clock import FakeClock
+from bot.ledger import Ledger
+from bot.records import Delivery, QuestionRecord
+from bot.routing import Route
+from bot.store import Store
+
+
+class RecordingChannel(Channel):
+    def __init__(self, name: str, *, fail_with: str | None = None) -> None:
+        super().__init__()
+        self.name = name  # type: ignore[misc]
+        self.fail_with = fail_with
+        self.delivered: list[tuple[QuestionRecord, Route]] = []
+        self.closed: list[QuestionRecord] = []
+        self.delivery_seen = anyio.Event()
+
+    async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
+        if self.fail_with is not None:
+            raise DeliveryError(self.fail_with)
+        self.delivered.append((question, route))
+        self.delivery_seen.set()
+        return Sent(key=f"{self.name}:{question.id}", ref={"route": route.index})
+
+    async def close_out(self, question: QuestionRecord, delivery: Delivery) -> None:
+        self.closed.append(question)
+
+
+def make_ledger(tmp_path: Path) -> tuple[Ledger, FakeClock]:
+    clock = FakeClock()
+    return Ledger(Store.open(tmp_path / "handraise.db"), clock), clock

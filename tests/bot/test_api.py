@@ -1,0 +1,202 @@
+"""The HTTP API contract: every status, every error code, auth, long-poll, cancel, and survival across a restart."""
+
+from __future__ import annotations
+
+import io
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import anyio
+import pytest
+
+from bot.clock import FakeClock
+from core import AskUserQuestionAnswerItem
+
+from .program_rig import config_for, program
+
+pytestmark = pytest.mark.anyio
+
+ASK = {"questions": [{"id": "go", "question": "Deploy v2?", "options": [{"label": "Yes"}, {"label": "No"}]}]}
+
+
+async def call(method: str, url: str, body: Any = None, **kwargs: Any) -> tuple[int, dict[str, Any]]:
+    async with aiohttp.ClientSession() as session, session.request(method, url, json=body, **kwargs) as response:
+        return response.status, await response.json()
+
+
+def answer(running: Any, question_id: str, label: str, by: str = "alice") -> Any:
+    item = AskUserQuestionAnswerItem(id="go", selected=[label])
+    return running.installation.ledger.submit(question_id, {"go": item}, by=by, via="web")
+
+
+async def test_ask_then_answer_then_read_the_answer(tmp_path: Path) -> None:
+    async with program(config_for(tmp_path)) as (running, channels):
+        status, body = await call("POST", f"{running.base_url}/v1/questions", ASK)
+        assert (status, body["status"]) == (202, "pending")
+        question_id = body["id"]
+        await channels["web"].delivery_seen.wait()
+        status, body = await call("GET", f"{running.base_url}/v1/questions/{question_id}")
+        assert (status, body["status"]) == (200, "pending")
+        answer(running, question_id, "No")
+        status, body = await call("GET", f"{running.base_url}/v1/questions/{question_id}")
+    assert body["status"] == "answered"
+    assert body["answer"] == {"answers": [{"id": "go", "selected": ["No"]}]}
+    assert (body["resolvedBy"], body["resolvedVia"]) == ("alice", "web")
+
+
+async def test_long_poll_returns_as_soon_as_the_answer_lands(tmp_path: Path) -> None:
+    async with program(config_for(tmp_path)) as (running, channels):
+        _, body = await call("POST", f"{running.base_url}/v1/questions", ASK)
+        question_id = body["id"]
+        await channels["web"].delivery_seen.wait()
+        result: dict[str, Any] = {}
+
+        async def poll() -> None:
+            result.update((await call("GET", f"{running.base_url}/v1/questions/{question_id}?wait=60"))[1])
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                group.start_soon(poll)
+                await anyio.sleep(0.2)
+                assert result == {}
+                answer(running, question_id, "Yes")
+    assert result["status"] == "answered"
+
+
+async def test_an_agent_is_routed_and_recorded(tmp_path: Path) -> None:
+    extra = '[[web.subscriptions]]\nagents = ["deploy-*"]\n'
+    async with program(config_for(tmp_path, extra)) as (running, channels):
+        body = ASK | {"agent": {"id": "deploy-7", "name": "Deployer", "labels": {"team": "infra"}}}
+        status, reply = await call("POST", f"{running.base_url}/v1/questions", body)
+        assert status == 202
+        await channels["web"].delivery_seen.wait()
+        _, shown = await call("GET", f"{running.base_url}/v1/questions/{reply['id']}")
+        assert shown["agent"] == {"id": "deploy-7", "name": "Deployer", "labels": {"team": "infra"}}
+        status, refused = await call("POST", f"{running.base_url}/v1/questions", ASK | {"agent": {"id": "other"}})
+    assert (status, refused["error"]["code"]) == (422, "NO_PROVIDER")
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code", "message"),
+    [
+        ({"questions": []}, 422, "EMPTY_QUESTIONS", "ask_user_question requires at least one question"),
+        (
+            {
+                "questions": [
+                    {
+                        "id": "p",
+                        "question": "Plan ok?",
+                        "detail": "1. x",
+                        "options": [{"label": "Approve"}],
+                        "intent": {"kind": "plan-review", "approve": "Ship"},
+                    }
+                ]
+            },
+            422,
+            "BAD_INTENT",
+            'question p declares intent plan-review whose approve label "Ship" names none of its options',
+        ),
+        ({"questions": [{"id": "a"}]}, 422, "BAD_REQUEST", "questions.0.question: Field required"),
+        ({"questions": [], "extra": 1}, 422, "BAD_REQUEST", "extra: Extra inputs are not permitted"),
+        ([1, 2], 422, "BAD_REQUEST", "body: Input should be a valid dictionary or instance of AskBody"),
+    ],
+)
+async def test_bad_requests_get_the_seams_codes(
+    tmp_path: Path, body: Any, status: int, code: str, message: str
+) -> None:
+    async with program(config_for(tmp_path)) as (running, channels):
+        got_status, reply = await call("POST", f"{running.base_url}/v1/questions", body)
+        assert running.installation.store.count_questions() == 0
+    assert (got_status, reply) == (status, {"error": {"code": code, "message": message}})
+    assert channels["web"].delivered == []
+
+
+async def test_garbage_and_oversize_bodies_are_refused_clearly(tmp_path: Path) -> None:
+    async with program(config_for(tmp_path)) as (running, _), aiohttp.ClientSession() as session:
+        url = f"{running.base_url}/v1/questions"
+        async with session.post(url, data=b"\xff\xfe{not json") as response:
+            assert (response.status, (await response.json())["error"]["code"]) == (400, "BAD_JSON")
+        big = io.BytesIO(b'{"questions": [{"id": "a", "question": "' + b"x" * (3 * 1024 * 1024) + b'"}]}')
+        async with session.post(url, data=big, headers={"Content-Type": "application/json"}) as response:
+            assert response.status == 413
+
+
+async def test_unknown_ids_and_bad_waits(tmp_path: Path) -> None:
+    async with program(config_for(tmp_path)) as (running, _):
+        assert (await call("GET", f"{running.base_url}/v1/questions/q_nope"))[0] == 404
+        assert (await call("DELETE", f"{running.base_url}/v1/questions/q_nope"))[0] == 404
+        status, body = await call("GET", f"{running.base_url}/v1/questions/q_nope?wait=forever")
+    assert (status, body["error"]["code"]) == (400, "BAD_WAIT")
+
+
+async def test_cancel_retracts_and_a_second_cancel_conflicts(tmp_path: Path) -> None:
+    async with program(config_for(tmp_path)) as (running, channels):
+        _, body = await call("POST", f"{running.base_url}/v1/questions", ASK)
+        question_id = body["id"]
+        await channels["web"].delivery_seen.wait()
+        status, cancelled = await call("DELETE", f"{running.base_url}/v1/questions/{question_id}")
+        assert (status, cancelled["status"], cancelled["error"]["code"]) == (200, "cancelled", "ASK_CANCELLED")
+        status, again = await call("DELETE", f"{running.base_url}/v1/questions/{question_id}")
+        assert (status, again["error"]["code"]) == (409, "ALREADY_RESOLVED")
+        with anyio.fail_after(5):
+            while not channels["web"].closed:
+                await anyio.sleep(0.01)
+        late = answer(running, question_id, "Yes")
+    assert channels["web"].closed[0].status == "cancelled"
+    assert not late.won
+
+
+async def test_expiry_is_reported_as_expired_with_ask_timeout(tmp_path: Path) -> None:
+    clock = FakeClock()
+    extra = '[[web.subscriptions]]\nexpire_after = "1h"\n'
+    async with program(config_for(tmp_path, extra), clock=clock) as (running, channels):
+        _, body = await call("POST", f"{running.base_url}/v1/questions", ASK)
+        await channels["web"].delivery_seen.wait()
+        await clock.advance(timedelta(hours=1))
+        _, shown = await call("GET", f"{running.base_url}/v1/questions/{body['id']}?wait=5")
+    assert (shown["status"], shown["error"]) == (
+        "expired",
+        {"code": "ASK_TIMEOUT", "message": "nobody answered within 1h"},
+    )
+
+
+async def test_a_token_is_required_when_configured(tmp_path: Path) -> None:
+    config = config_for(tmp_path, "", environ={"HR_TOKEN": "s3cret"})
+    config = config.model_copy(update={"server": config.server.model_copy(update={"api_token_env": "HR_TOKEN"})})
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HR_TOKEN", "s3cret")
+        async with program(config) as (running, _):
+            url = f"{running.base_url}/v1/questions"
+            assert (await call("GET", url))[0] == 401
+            assert (await call("GET", url, headers={"Authorization": "Bearer wrong"}))[0] == 401
+            assert (await call("GET", url, headers={"Authorization": "Bearer s3cret"}))[0] == 200
+            assert (await call("GET", f"{running.base_url}/openapi.json"))[0] == 200
+
+
+async def test_openapi_describes_every_route(tmp_path: Path) -> None:
+    async with program(config_for(tmp_path)) as (running, _):
+        _, document = await call("GET", f"{running.base_url}/openapi.json")
+    assert document["openapi"].startswith("3.1")
+    assert set(document["paths"]) == {"/v1/questions", "/v1/questions/{id}"}
+    assert "AskBody" in document["components"]["schemas"]
+
+
+async def test_a_pending_question_survives_a_restart_and_is_not_sent_twice(tmp_path: Path) -> None:
+    config = config_for(tmp_path)
+    async with program(config) as (running, channels):
+        _, body = await call("POST", f"{running.base_url}/v1/questions", ASK)
+        await channels["web"].delivery_seen.wait()
+    question_id = body["id"]
+    async with program(config) as (running, channels):
+        assert running.resumed == 1
+        _, shown = await call("GET", f"{running.base_url}/v1/questions/{question_id}")
+        assert shown["status"] == "pending"
+        with anyio.fail_after(5):
+            while (held := running.installation.ledger.get(question_id)) is None or not held.holders:
+                await anyio.sleep(0.01)
+        answer(running, question_id, "Yes", by="bob")
+        _, shown = await call("GET", f"{running.base_url}/v1/questions/{question_id}?wait=5")
+    assert channels["web"].delivered == []
+    assert (shown["status"], shown["resolvedBy"]) == ("answered", "bob")

@@ -1,0 +1,233 @@
+"""The shared channel base: routing, first answer wins, escalation, expiry, cancellation, failed delivery, resume."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from bot.channel import install_channel
+from bot.clock import FakeClock
+from bot.config import Subscription
+from bot.routing import Router
+from core import (
+    AbortController,
+    AgentRegistry,
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+    AskUserQuestionRequest,
+    Context,
+    UserQuestionError,
+    UserQuestionService,
+)
+
+from .fakes import RecordingChannel, make_ledger
+
+pytestmark = pytest.mark.anyio
+
+QUESTION = AskUserQuestionItem.model_validate(
+    {"id": "deploy", "question": "Deploy v2?", "options": [{"label": "Yes (Recommended)"}, {"label": "No"}]}
+)
+
+
+class Rig:
+    """A context with the seam, a ledger on a real SQLite file, a fake clock and recording channels."""
+
+    def __init__(self, tmp_path: Path, subscriptions: dict[str, list[Subscription]]) -> None:
+        self.ledger, self.clock = make_ledger(tmp_path)
+        self.ctx = Context()
+        self.ctx.plugin(AgentRegistry)
+        self.ctx.plugin(UserQuestionService)
+        router = Router(list(subscriptions), subscriptions)
+        self.channels = {name: RecordingChannel(name) for name in subscriptions}
+        for channel in self.channels.values():
+            install_channel(self.ctx, channel, router, self.ledger)
+        self.outcome: list[Any] = []
+
+    async def ask(self, signal: Any = None) -> None:
+        service = self.ctx.user_questions
+        assert service is not None
+        try:
+            self.outcome.append(await service.ask(AskUserQuestionRequest(questions=[QUESTION], signal=signal)))
+        except UserQuestionError as error:
+            self.outcome.append(error)
+
+    def question_id(self) -> str:
+        (record,) = self.ledger.store.list_questions()
+        return record.id
+
+    def answer(self, label: str, *, by: str, via: str) -> Any:
+        item = AskUserQuestionAnswerItem(id="deploy", selected=[label])
+        return self.ledger.submit(self.question_id(), {"deploy": item}, by=by, via=via)
+
+
+async def settle(clock: FakeClock, by: timedelta = timedelta(0)) -> None:
+    await clock.advance(by)
+
+
+async def test_the_routed_channel_delivers_and_the_first_answer_is_returned(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, {"slack": []})
+    first: Any = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask)
+        await rig.channels["slack"].delivery_seen.wait()
+        first = rig.answer("No", by="U1", via="slack")
+    assert first.won
+    answer = rig.outcome[0]
+    assert isinstance(answer, AskUserQuestionAnswer) and answer.answers[0].selected == ["No"]
+    assert [record.status for record in rig.channels["slack"].closed] == ["answered"]
+    assert rig.ledger.store.get_delivery(rig.question_id(), "slack") is not None
+
+
+async def test_a_second_answer_is_told_who_answered_first(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, {"slack": []})
+    late: Any = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask)
+        await rig.channels["slack"].delivery_seen.wait()
+        rig.answer("No", by="U1", via="slack")
+        late = rig.answer("Yes (Recommended)", by="U2", via="slack")
+    assert not late.won
+    assert (late.record.answered_by, late.record.answer.answers[0].selected) == ("U1", ["No"])
+    kinds = [event.kind for event in rig.ledger.store.history()]
+    assert kinds.count("answered") == 1 and kinds.count("duplicate") == 1
+
+
+async def test_a_channel_not_routed_passes_to_the_next(tmp_path: Path) -> None:
+    only_deploy = Subscription(agents=["deploy-*"])
+    rig = Rig(tmp_path, {"slack": [only_deploy], "email": []})
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask)
+        await rig.channels["email"].delivery_seen.wait()
+        rig.answer("No", by="a@example.org", via="email")
+    assert rig.channels["slack"].delivered == []
+    assert isinstance(rig.outcome[0], AskUserQuestionAnswer)
+
+
+async def test_escalation_asks_the_next_channel_and_its_answer_updates_both(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, {"slack": [Subscription(escalate_after=timedelta(minutes=30))], "email": []})
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask)
+        await rig.channels["slack"].delivery_seen.wait()
+        await settle(rig.clock, timedelta(minutes=29))
+        assert rig.channels["email"].delivered == []
+        await settle(rig.clock, timedelta(minutes=1))
+        await rig.channels["email"].delivery_seen.wait()
+        rig.answer("Yes (Recommended)", by="ops@example.org", via="email")
+    assert isinstance(rig.outcome[0], AskUserQuestionAnswer)
+    slack_final, email_final = rig.channels["slack"].closed[0], rig.channels["email"].closed[0]
+    assert (slack_final.answered_via, slack_final.answered_by) == ("email", "ops@example.org")
+    assert email_final.status == "answered"
+    assert "escalated" in [event.kind for event in rig.ledger.store.history()]
+
+
+async def test_after_escalation_the_first_channel_can_still_win(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, {"slack": [Subscription(escalate_after=timedelta(minutes=30))], "email": []})
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask)
+        await rig.channels["slack"].delivery_seen.wait()
+        await settle(rig.clock, timedelta(minutes=31))
+        await rig.channels["email"].delivery_seen.wait()
+        rig.answer("No", by="U1", via="slack")
+    assert rig.channels["email"].closed[0].answered_via == "slack"
+
+
+async def test_escalation_with_nowhere_to_go_keeps_waiting(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, {"slack": [Subscription(escalate_after=timedelta(minutes=5))]})
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask)
+        await rig.channels["slack"].delivery_seen.wait()
+        await settle(rig.clock, timedelta(minutes=10))
+        assert rig.outcome == []
+        rig.answer("No", by="U1", via="slack")
+    assert isinstance(rig.outcome[0], AskUserQuestionAnswer)
+
+
+async def test_expiry_raises_ask_timeout_and_updates_every_channel(tmp_path: Path) -> None:
+    slack = Subscription(escalate_after=timedelta(minutes=30), expire_after=timedelta(hours=2))
+    rig = Rig(tmp_path, {"slack": [slack], "email": []})
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask)
+        await rig.channels["slack"].delivery_seen.wait()
+        await settle(rig.clock, timedelta(minutes=30))
+        await rig.channels["email"].delivery_seen.wait()
+        await settle(rig.clock, timedelta(minutes=90))
+    error = rig.outcome[0]
+    assert isinstance(error, UserQuestionError)
+    assert (error.code, error.message) == ("ASK_TIMEOUT", "nobody answered within 2h")
+    assert [r.status for r in rig.channels["slack"].closed + rig.channels["email"].closed] == ["expired", "expired"]
+    late = rig.answer("No", by="U1", via="slack")
+    assert not late.won and late.record.status == "expired"
+
+
+async def test_the_agent_cancelling_retracts_and_records_the_cancellation(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, {"slack": []})
+    controller = AbortController()
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask, controller.signal)
+        await rig.channels["slack"].delivery_seen.wait()
+        controller.abort()
+    error = rig.outcome[0]
+    assert isinstance(error, UserQuestionError) and error.code == "ASK_ABORTED"
+    record = rig.ledger.store.get_question(rig.question_id())
+    assert record is not None and record.status == "cancelled"
+    assert [r.status for r in rig.channels["slack"].closed] == ["cancelled"]
+
+
+async def test_a_failed_delivery_fails_the_ask_with_the_channels_reason(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, {"slack": []})
+    rig.channels["slack"].fail_with = "slack: channel_not_found (#nope)"
+    await rig.ask()
+    error = rig.outcome[0]
+    assert isinstance(error, UserQuestionError)
+    assert (error.code, error.message) == ("DELIVERY_FAILED", "slack: channel_not_found (#nope)")
+    record = rig.ledger.store.get_question(rig.question_id())
+    assert record is not None and record.status == "failed"
+
+
+async def test_an_answer_that_does_not_fit_is_refused_and_recorded_nowhere(tmp_path: Path) -> None:
+    from bot.answers import AnswerError
+
+    rig = Rig(tmp_path, {"slack": []})
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask)
+        await rig.channels["slack"].delivery_seen.wait()
+        with pytest.raises(AnswerError, match="not one of its options"):
+            rig.answer("Maybe", by="U1", via="slack")
+        rig.answer("No", by="U1", via="slack")
+    assert isinstance(rig.outcome[0], AskUserQuestionAnswer)
+
+
+async def test_a_resumed_question_is_not_delivered_twice(tmp_path: Path) -> None:
+    ledger, _ = make_ledger(tmp_path)
+    router = Router(["slack"], {"slack": []})
+    ctx = Context()
+    ctx.plugin(AgentRegistry)
+    ctx.plugin(UserQuestionService)
+    channel = RecordingChannel("slack")
+    install_channel(ctx, channel, router, ledger)
+    from bot.records import QuestionRecord
+
+    record = QuestionRecord(questions=[QUESTION], origin="api")
+    ledger.store.create_question(record)
+    ledger.store.add_delivery(record.id, "slack", "C1:1.0", {"ts": "1.0"})
+    request = AskUserQuestionRequest(questions=[QUESTION])
+    ledger.bind(request, record)
+    result: list[AskUserQuestionAnswer] = []
+
+    async def ask() -> None:
+        assert ctx.user_questions is not None
+        result.append(await ctx.user_questions.ask(request))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await anyio.wait_all_tasks_blocked()
+        ledger.submit(
+            record.id, {"deploy": AskUserQuestionAnswerItem(id="deploy", selected=["No"])}, by="U", via="slack"
+        )
+    assert channel.delivered == []
+    assert result[0].answers[0].selected == ["No"]

@@ -1,0 +1,195 @@
+"""`handraise ask`, `routes` and `history`: output and exit codes, as shell scripts see them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from bot.cli import main
+from core import AskUserQuestionAnswerItem
+
+from .program_rig import config_for, free_port, program
+
+pytestmark = pytest.mark.anyio
+
+
+async def run_cli(*argv: str) -> int:
+    return await anyio.to_thread.run_sync(main, list(argv))
+
+
+async def wait_for_question(running: Any) -> str:
+    with anyio.fail_after(10):
+        while not (pending := running.installation.store.list_questions(status="pending")):
+            await anyio.sleep(0.02)
+    return pending[0].id
+
+
+def answer(running: Any, question_id: str, **item: Any) -> None:
+    running.installation.ledger.submit(
+        question_id, {"q1": AskUserQuestionAnswerItem(id="q1", **item)}, by="alice", via="web"
+    )
+
+
+async def test_ask_prints_the_answer_json_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    async with program(config_for(tmp_path)) as (running, _):
+        codes: list[int] = []
+
+        async def ask() -> None:
+            codes.append(
+                await run_cli("ask", "Deploy v2?", "-o", "Yes (Recommended)", "-o", "No", "--server", running.base_url)
+            )
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            answer(running, await wait_for_question(running), selected=["No"])
+    assert codes == [0]
+    assert capsys.readouterr().out == '{"answers":[{"id":"q1","selected":["No"]}]}\n'
+
+
+async def test_ask_sends_every_flag(tmp_path: Path) -> None:
+    detail = tmp_path / "plan.md"
+    detail.write_text("1. migrate\n2. deploy")
+    record = None
+    async with program(config_for(tmp_path)) as (running, _), anyio.create_task_group() as group:
+        argv = ["ask", "Approve?", "-o", "Approve", "-o", "Revise", "--header", "Plan", "--detail", f"@{detail}"]
+        argv += [
+            "--plan-review",
+            "Approve",
+            "--agent",
+            "deploy-7",
+            "--label",
+            "team=infra",
+            "--server",
+            running.base_url,
+        ]
+        group.start_soon(run_cli, *argv)
+        question_id = await wait_for_question(running)
+        record = running.installation.store.get_question(question_id)
+        answer(running, question_id, selected=["Approve"])
+    assert record is not None and record.agent is not None
+    item = record.questions[0]
+    assert item.intent is not None
+    assert (item.header, item.detail, item.intent.approve) == ("Plan", "1. migrate\n2. deploy", "Approve")
+    assert (record.agent.id, record.agent.labels) == ("deploy-7", {"team": "infra"})
+
+
+async def test_ask_with_no_answerer_exits_4(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    extra = '[[web.subscriptions]]\nagents = ["deploy-*"]\n'
+    async with program(config_for(tmp_path, extra)) as (running, _):
+        code = await run_cli("ask", "Anyone?", "--server", running.base_url)
+    assert code == 4
+    assert capsys.readouterr().err == "handraise: NO_PROVIDER: no user-questions answerer accepted the request\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "give the question"),
+        (["--json", "/nonexistent.json"], "--json /nonexistent.json"),
+        (["Q?", "--timeout", "soon"], "not a duration"),
+        (["Q?", "--agent", "a", "--label", "novalue"], "--label 'novalue': write it as key=value"),
+    ],
+)
+async def test_bad_input_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert await run_cli("ask", *argv, "--server", "http://127.0.0.1:1") == 2
+    assert message in capsys.readouterr().err
+
+
+async def test_a_request_the_seam_refuses_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = tmp_path / "ask.json"
+    body.write_text(json.dumps({"questions": []}))
+    async with program(config_for(tmp_path)) as (running, _):
+        assert await run_cli("ask", "--json", str(body), "--server", running.base_url) == 2
+    assert "EMPTY_QUESTIONS" in capsys.readouterr().err
+
+
+async def test_an_unreachable_server_exits_5(capsys: pytest.CaptureFixture[str]) -> None:
+    assert await run_cli("ask", "Q?", "--server", f"http://127.0.0.1:{free_port()}") == 5
+    assert "cannot reach handraise" in capsys.readouterr().err
+
+
+async def test_a_timeout_cancels_the_question_and_exits_3(tmp_path: Path) -> None:
+    async with program(config_for(tmp_path)) as (running, channels):
+        assert await run_cli("ask", "Q?", "--timeout", "1s", "--server", running.base_url) == 3
+        with anyio.fail_after(5):
+            while not channels["web"].closed:
+                await anyio.sleep(0.02)
+    assert channels["web"].closed[0].status == "cancelled"
+
+
+async def test_a_cancelled_question_exits_3(tmp_path: Path) -> None:
+    async with program(config_for(tmp_path)) as (running, _):
+        codes: list[int] = []
+
+        async def ask() -> None:
+            codes.append(await run_cli("ask", "Q?", "--server", running.base_url))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            running.remote.cancel(await wait_for_question(running))
+    assert codes == [3]
+
+
+async def test_ask_survives_a_server_restart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = config_for(tmp_path, port=free_port())
+    codes: list[int] = []
+    async with anyio.create_task_group() as group:
+        async with program(config) as (running, _):
+            base_url = running.base_url
+
+            async def ask() -> None:
+                codes.append(await run_cli("ask", "Still there?", "-o", "Yes", "--server", base_url))
+
+            group.start_soon(ask)
+            question_id = await wait_for_question(running)
+        await anyio.sleep(0.5)  # the server is down; the CLI keeps re-polling
+        async with program(config) as (running, _):
+            assert running.resumed == 1
+            answer(running, question_id, selected=["Yes"])
+            with anyio.fail_after(15):
+                while not codes:
+                    await anyio.sleep(0.05)
+    assert codes == [0]
+    assert json.loads(capsys.readouterr().out)["answers"][0]["selected"] == ["Yes"]
+
+
+def test_routes_explains_each_answerer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "handraise.toml"
+    config.write_text('[[web.subscriptions]]\nagents = ["deploy-*"]\nlabels = { team = "infra" }\n')
+    assert main(["routes", "--config", str(config), "--agent", "deploy-7", "--label", "team=infra"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("agent deploy-7: web\n")
+    assert "takes   web: subscription 0 (agents deploy-* with labels team=infra)" in out
+    assert main(["routes", "--config", str(config), "--agent", "build-1"]) == 4
+    assert "no answerer (NO_PROVIDER)" in capsys.readouterr().out
+
+
+def test_a_config_error_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "handraise.toml"
+    config.write_text("[web]\nenabeld = true\n")
+    assert main(["routes", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "enabeld" in err and ":2:" in err
+
+
+async def test_history_shows_the_audit_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config_file = tmp_path / "handraise.toml"
+    config_file.write_text(f'[server]\nlisten = "127.0.0.1:0"\n[store]\npath = "{tmp_path / "h.db"}"\n')
+    from bot.config import load_config
+
+    async with program(load_config(config_file)) as (running, _), anyio.create_task_group() as group:
+        group.start_soon(run_cli, "ask", "Q?", "-o", "A", "--agent", "deploy-7", "--server", running.base_url)
+        answer(running, await wait_for_question(running), selected=["A"])
+    capsys.readouterr()
+    assert main(["history", "--config", str(config_file)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[3] for line in lines] == ["asked", "delivered", "answered"]
+    assert "answered via web by alice" in lines[-1]
+    assert main(["history", "--config", str(config_file), "--agent", "nobody", "--json"]) == 0
+    assert capsys.readouterr().out == ""
