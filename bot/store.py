@@ -29,78 +29,19 @@ from bot.records import (
     Resolution,
     utc_now,
 )
+from bot.store_schema import APPLICATION_ID as APPLICATION_ID
+from bot.store_schema import MIGRATIONS as MIGRATIONS
+from bot.store_schema import SCHEMA_VERSION as SCHEMA_VERSION
+from bot.store_schema import StoreError as StoreError
+from bot.store_schema import configure, migrate
 from core.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
-APPLICATION_ID = 0x68726169  # "hrai": marks the file as handraise's in its SQLite header
-
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE questions (
-        id TEXT PRIMARY KEY,
-        created_at TEXT NOT NULL,
-        agent_id TEXT,
-        status TEXT NOT NULL,
-        record_json TEXT NOT NULL
-    );
-    CREATE INDEX questions_by_status ON questions (status, created_at);
-    CREATE INDEX questions_by_agent ON questions (agent_id, created_at);
-    CREATE TABLE deliveries (
-        question_id TEXT NOT NULL REFERENCES questions (id) ON DELETE CASCADE,
-        channel TEXT NOT NULL,
-        key TEXT NOT NULL,
-        ref_json TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        PRIMARY KEY (question_id, channel)
-    );
-    CREATE UNIQUE INDEX deliveries_by_key ON deliveries (channel, key);
-    CREATE TABLE audit (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        at TEXT NOT NULL,
-        question_id TEXT NOT NULL REFERENCES questions (id),
-        kind TEXT NOT NULL,
-        channel TEXT,
-        actor TEXT,
-        detail_json TEXT NOT NULL
-    );
-    CREATE INDEX audit_by_question ON audit (question_id, seq);
-    CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
-    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-    CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
-    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-    """,
-)
-"""Schema migrations; `MIGRATIONS[n]` takes `PRAGMA user_version` from n to n + 1. Only ever append."""
-
-SCHEMA_VERSION = len(MIGRATIONS)
-
 _AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
-
-
-class StoreError(Exception):
-    """The store cannot do what was asked: an unreadable or foreign file, an unknown question, a failed write."""
-
-    code = "STORE"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 def _ts(value: datetime) -> str:
     # Fixed width (microseconds always present) so that text order is time order in ORDER BY.
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
-
-
-def _statements(script: str) -> Iterator[str]:
-    """Split a script into statements, trigger bodies included; `executescript` would commit behind our back."""
-    buffer = ""
-    for line in script.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            yield buffer.strip()
-            buffer = ""
-    if buffer.strip():
-        raise ValueError(f"incomplete SQL statement in migration: {buffer.strip()[:80]!r}")
 
 
 class Store:
@@ -133,8 +74,8 @@ class Store:
         # write lock and break first-answer-wins between processes.
         connection = sqlite3.connect(name, isolation_level=None, check_same_thread=False)
         try:
-            _configure(connection, name)
-            _migrate(connection, name)
+            configure(connection, name)
+            migrate(connection, name)
         except BaseException:
             connection.close()
             raise
@@ -401,54 +342,6 @@ class Store:
             yield
         except sqlite3.Error as error:
             raise StoreError(f"the handraise store at {self._path} failed: {error}") from error
-
-
-def _configure(db: sqlite3.Connection, name: str) -> None:
-    try:
-        db.execute("PRAGMA busy_timeout = 5000")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        db.execute("PRAGMA foreign_keys = ON")
-        application_id = int(db.execute("PRAGMA application_id").fetchone()[0])
-    except sqlite3.DatabaseError as error:
-        raise StoreError(
-            f"{name} is not a handraise store (SQLite says: {error}); move it aside or pick another path"
-        ) from None
-    if application_id not in (0, APPLICATION_ID):
-        raise StoreError(f"{name} is another application's SQLite database, not a handraise store; pick another path")
-
-
-def _migrate(db: sqlite3.Connection, name: str) -> None:
-    """Apply the missing migrations, each in its own transaction with its version bump.
-
-    The version is read inside the write transaction, so two processes opening a fresh file at once migrate it once.
-    """
-    while True:
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            version = int(db.execute("PRAGMA user_version").fetchone()[0])
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"{name} was written by a newer handraise (schema {version}, this one knows {SCHEMA_VERSION}); "
-                    "upgrade handraise"
-                )
-            if version == SCHEMA_VERSION:
-                db.commit()
-                return
-            has_tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
-            if version == 0 and has_tables:
-                raise StoreError(f"{name} is a SQLite database that is not a handraise store; pick another path")
-            for statement in _statements(MIGRATIONS[version]):
-                db.execute(statement)
-            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            db.execute(f"PRAGMA user_version = {version + 1}")
-            db.commit()
-        except BaseException as error:
-            if db.in_transaction:
-                db.rollback()
-            if isinstance(error, sqlite3.Error):
-                raise StoreError(f"cannot migrate the handraise store at {name}: {error}") from error
-            raise
 
 
 def _where(*filters: tuple[Any, ...]) -> tuple[str, list[Any]]:

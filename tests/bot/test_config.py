@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from bot import config as config_module
+from bot import settings as settings_module
 from bot.config import (
     Config,
     ConfigError,
@@ -77,7 +78,7 @@ def test_example_file_documents_every_key() -> None:
     models = [
         value
         for value in vars(config_module).values()
-        if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == config_module.__name__
+        if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == settings_module.__name__
     ]
     keys = {name for model in models for name in model.model_fields}
     assert {"processed_folder", "trusted_authserv_id", "mention", "api_token_env", "agentless", "smtp"} <= keys
