@@ -17,11 +17,11 @@ from bot.records import AgentRef
 from bot.store import Store, StoreError
 
 DEFAULT_SERVER = "http://127.0.0.1:8765"
-DEFAULT_CONFIG_NAME = "handraise.toml"
+DEFAULT_CONFIG_NAME = "config.toml"
 
 
 def config_path(given: str | None) -> Path | None:
-    """--config, else $HANDRAISE_CONFIG, else ./handraise.toml when it exists, else None (the embedded default)."""
+    """--config, else $HANDRAISE_CONFIG, else ./config.toml when it exists, else None (the embedded default)."""
     if given:
         return Path(given)
     if os.environ.get("HANDRAISE_CONFIG"):
