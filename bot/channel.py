@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 import anyio
+from aiohttp import web
 
 from bot.durations import format_duration
 from bot.ledger import Ledger, PendingQuestion
@@ -61,6 +62,9 @@ class Channel(ABC):
 
     async def close_out(self, question: QuestionRecord, delivery: Delivery) -> None:  # noqa: B027
         """Show the outcome where the question was shown (answered by whom, cancelled, expired). Default: nothing."""
+
+    def add_routes(self, app: web.Application) -> None:  # noqa: B027
+        """Mount the HTTP endpoints the channel needs on the program's server (Slack's /slack/events). Default: none."""
 
     async def run(self) -> None:  # noqa: B027
         """Background work for as long as the channel is installed (watching a mailbox, a socket). Default: none."""

@@ -68,6 +68,8 @@ async def running(
             add_api_routes(app, installation.ledger, remote)
             if inbox is not None:
                 inbox.add_routes(app)
+            for channel in installation.channels:
+                channel.add_routes(app)
             runner = web.AppRunner(app, handle_signals=False, access_log=None)
             await runner.setup()
             await web.TCPSite(runner, config.server.host, config.server.port).start()
