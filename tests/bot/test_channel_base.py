@@ -15,15 +15,13 @@ from bot.config import Subscription
 from bot.routing import Router
 from core import (
     AbortController,
-    AgentRegistry,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,
     AskUserQuestionRequest,
-    Context,
     UserQuestionError,
-    UserQuestionService,
 )
+from tests.core.helpers import make_context
 
 from .fakes import RecordingChannel, make_ledger
 
@@ -39,9 +37,7 @@ class Rig:
 
     def __init__(self, tmp_path: Path, subscriptions: dict[str, list[Subscription]]) -> None:
         self.ledger, self.clock = make_ledger(tmp_path)
-        self.ctx = Context()
-        self.ctx.plugin(AgentRegistry)
-        self.ctx.plugin(UserQuestionService)
+        self.ctx = make_context()
         router = Router(list(subscriptions), subscriptions)
         self.channels = {name: RecordingChannel(name) for name in subscriptions}
         for channel in self.channels.values():
@@ -205,9 +201,7 @@ async def test_an_answer_that_does_not_fit_is_refused_and_recorded_nowhere(tmp_p
 async def test_a_resumed_question_is_not_delivered_twice(tmp_path: Path) -> None:
     ledger, _ = make_ledger(tmp_path)
     router = Router(["slack"], {"slack": []})
-    ctx = Context()
-    ctx.plugin(AgentRegistry)
-    ctx.plugin(UserQuestionService)
+    ctx = make_context()
     channel = RecordingChannel("slack")
     install_channel(ctx, channel, router, ledger)
     from bot.records import QuestionRecord
