@@ -1,0 +1,231 @@
+"""The web inbox's HTTP side: the pages, the answer form's POST, the live event stream, and the static files.
+
+Forms work without JavaScript (POST, then a redirect back to the inbox); the script only adds live updates. Every
+route but the static files needs the session (see auth.py); every answer goes through `Ledger.submit`, so the first
+answer from any channel wins and a late one is told who answered.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from urllib.parse import quote, urlencode
+
+import anyio
+from aiohttp import web
+
+from bot.answers import AnswerError
+from bot.config import WebSettings
+from bot.ledger import ChangeKind, Ledger, UnknownQuestion
+from bot.records import QuestionRecord
+from bot.web.auth import InboxAuth, secured
+from bot.web.channel import WebChannel
+from bot.web.forms import FormData, FormError, NotAResponder, parse_answer_form, parse_responder
+from bot.web.live import LiveFeed
+from bot.web.render import (
+    Card,
+    render_card,
+    render_history,
+    render_inbox,
+    render_message,
+    render_outcome,
+    render_partial_note,
+)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+HEARTBEAT_SECONDS = 15
+"""How often an idle event stream sends a comment: proxies keep it open, and a closed tab is noticed."""
+PAGE_LIMIT = 100
+STATIC_TYPES = {"inbox.css": "text/css", "inbox.js": "text/javascript"}
+BY_COOKIE = "handraise_inbox_by"
+
+UNAUTHORISED = (
+    "This inbox needs its access link. Open the URL that `handraise serve` printed when it started "
+    "(it ends in ?token=…); the token changes each time handraise starts unless one is configured."
+)
+
+
+class WebInbox:
+    """A page listing the questions delivered to the web channel, answered through the ledger."""
+
+    def __init__(self, ledger: Ledger, settings: WebSettings, *, token: str | None = None) -> None:
+        self.ledger = ledger
+        self.settings = settings
+        self.token = token if token is not None else secrets.token_urlsafe(24)
+        self.channel = WebChannel(settings, on_shown=self._shown)
+        self._auth = InboxAuth(self.token)
+        self._feed = LiveFeed()
+        self._unwatch = ledger.watch(self._changed)
+        self._static = {name: (resources.files("bot.web") / "static" / name).read_bytes() for name in STATIC_TYPES}
+
+    def add_routes(self, app: web.Application) -> None:
+        """Mount the inbox at `/` (with `/history`, `/events`, `/questions/{id}/answer` and `/static/…`)."""
+        app.router.add_get("/", self._inbox)
+        app.router.add_get("/history", self._guarded(self._history))
+        app.router.add_get("/events", self._guarded(self._events))
+        app.router.add_post("/questions/{id}/answer", self._guarded(self._answer))
+        app.router.add_get("/static/{name}", self._static_file)
+
+    def url(self, base: str) -> str:
+        """The link that opens the inbox and signs the browser in, e.g. `http://127.0.0.1:8765/?token=…`."""
+        return f"{base.rstrip('/')}/?{urlencode({'token': self.token}, quote_via=quote)}"
+
+    async def close(self) -> None:
+        """End the open event streams (so the server stops at once) and stop watching the ledger."""
+        self._feed.close()
+        self._unwatch()
+
+    # --- pages ----------------------------------------------------------------------------------------------------
+
+    async def _inbox(self, request: web.Request) -> web.StreamResponse:
+        offered = request.query.get("token")
+        if offered is not None:
+            return self._auth.login(request, offered) or _page(render_message("Wrong link", UNAUTHORISED), 401)
+        if not self._auth.allows(request):
+            return _unauthorised()
+        notice = self._sent_notice(request.query.get("answered"))
+        return self._inbox_page(request, [], notice=notice)
+
+    async def _history(self, request: web.Request) -> web.StreamResponse:
+        store = self.ledger.store
+        records = [r for r in store.list_questions(channel="web", limit=PAGE_LIMIT) if r.status != "pending"]
+        return _page(render_history([(record, store.history(question_id=record.id)) for record in records]))
+
+    def _inbox_page(
+        self, request: web.Request, first: list[Card], *, notice: str | None = None, status: int = 200
+    ) -> web.StreamResponse:
+        shown = {card.record.id for card in first}
+        pending = self.ledger.store.list_questions(status="pending", channel="web", limit=PAGE_LIMIT)
+        cards = first + [self._card(record) for record in pending if record.id not in shown]
+        remembered = request.cookies.get(BY_COOKIE, "")
+        return _page(render_inbox(cards, csrf=self._auth.csrf, notice=notice, remembered_by=remembered), status)
+
+    def _card(self, record: QuestionRecord, values: FormData | None = None, error: str | None = None) -> Card:
+        return Card(record, self.channel.responders_for(record), values or {}, error)
+
+    def _sent_notice(self, question_id: str | None) -> str | None:
+        record = self.ledger.store.get_question(question_id) if question_id else None
+        if record is None or record.status != "answered" or record.answered_via != "web":
+            return None
+        return f"Answer sent: “{record.questions[0].header or record.questions[0].question}”."
+
+    # --- answering ------------------------------------------------------------------------------------------------
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
+        form = await _read_form(request)
+        if not self._auth.csrf_ok(form):
+            message = "This form is out of date (handraise may have restarted). Reload the inbox and answer again."
+            return _page(render_message("Form expired", message), 403)
+        question_id = request.match_info["id"]
+        record = self.ledger.store.get_question(question_id)
+        if record is None or self.ledger.store.get_delivery(question_id, self.channel.name) is None:
+            return _page(render_message("No such question", "This inbox has no such question."), 404)
+        try:
+            by = parse_responder(form, self.channel.responders_for(record))
+            items = parse_answer_form(record.questions, form)
+            resolution = self.ledger.submit(question_id, items, by=by or self.channel.name, via=self.channel.name)
+        except NotAResponder as refused:
+            detail = {"reason": refused.args[0]}
+            self.ledger.store.audit(
+                question_id, "refused", channel=self.channel.name, actor=refused.name, detail=detail
+            )
+            return self._refused(request, record, form, str(refused), 403)
+        except (FormError, AnswerError) as bad:
+            if record.status != "pending":  # what was wrong with the form matters less than that it is too late
+                return self._refused(request, record, form, _not_sent(record), 409)
+            return self._refused(request, record, form, str(bad), 400)
+        except UnknownQuestion:
+            return _page(render_message("No such question", "This inbox has no such question."), 404)
+        if not resolution.won:
+            return self._refused(request, resolution.record, form, _not_sent(resolution.record), 409)
+        response = web.Response(status=303, headers={"Location": f"/?{urlencode({'answered': question_id})}"})
+        if by is not None:
+            response.set_cookie(BY_COOKIE, by, max_age=365 * 24 * 3600, path="/", httponly=True, samesite="Strict")
+        return secured(response)
+
+    def _refused(
+        self, request: web.Request, record: QuestionRecord, form: FormData, message: str, status: int
+    ) -> web.StreamResponse:
+        """The inbox again, the refused form first with what was typed and why it was not sent."""
+        return self._inbox_page(request, [self._card(record, form, message)], status=status)
+
+    # --- live updates ---------------------------------------------------------------------------------------------
+
+    def _shown(self, record: QuestionRecord) -> None:
+        html = render_card(self._card(record), csrf=self._auth.csrf)
+        self._feed.publish({"kind": "asked", "id": record.id, "html": html})
+
+    def _changed(self, kind: ChangeKind, record: QuestionRecord) -> None:
+        # "asked" comes from the channel's `deliver` instead: only then is it known to be the inbox's question.
+        if kind == "asked" or self.ledger.store.get_delivery(record.id, self.channel.name) is None:
+            return
+        if kind == "partial":
+            self._feed.publish({"kind": "partial", "id": record.id, "html": render_partial_note(record)})
+        else:
+            html = render_outcome(record)
+            self._feed.publish({"kind": "resolved", "id": record.id, "status": record.status, "html": html})
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        response = secured(
+            web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"})
+        )
+        await response.prepare(request)
+        try:
+            with self._feed.subscribe(request.headers.get("Last-Event-ID")) as (missed, stream):
+                await response.write(b"retry: 2000\n\n")
+                for event in missed:
+                    await response.write(event.encode())
+                while True:
+                    with anyio.move_on_after(HEARTBEAT_SECONDS) as idle:
+                        try:
+                            event = await stream.receive()
+                        except anyio.EndOfStream:
+                            break
+                        await response.write(event.encode())
+                    if idle.cancelled_caught:
+                        await response.write(b": still here\n\n")
+        except ConnectionResetError:
+            pass  # the page went away
+        return response
+
+    # --- plumbing -------------------------------------------------------------------------------------------------
+
+    def _guarded(self, handler: Handler) -> Handler:
+        async def guarded(request: web.Request) -> web.StreamResponse:
+            if not self._auth.allows(request):
+                return _unauthorised()
+            return await handler(request)
+
+        return guarded
+
+    async def _static_file(self, request: web.Request) -> web.StreamResponse:
+        # Public on purpose: they hold nothing secret, and the sign-in page needs its stylesheet.
+        name = request.match_info["name"]
+        if name not in STATIC_TYPES:
+            return _page(render_message("Not found", "There is no such file."), 404)
+        response = web.Response(body=self._static[name], content_type=STATIC_TYPES[name], charset="utf-8")
+        response.headers["Cache-Control"] = "no-cache"
+        return secured(response)
+
+
+async def _read_form(request: web.Request) -> dict[str, list[str]]:
+    posted = await request.post()
+    return {key: [value for value in posted.getall(key) if isinstance(value, str)] for key in set(posted.keys())}
+
+
+def _not_sent(record: QuestionRecord) -> str:
+    return f"Your answer was not sent: this question was already {record.status}."
+
+
+def _page(text: str, status: int = 200) -> web.StreamResponse:
+    response = web.Response(text=text, status=status, content_type="text/html", charset="utf-8")
+    response.headers["Cache-Control"] = "no-store"
+    return secured(response)
+
+
+def _unauthorised() -> web.StreamResponse:
+    response = _page(render_message("Open the inbox link", UNAUTHORISED), 401)
+    response.headers["WWW-Authenticate"] = 'Bearer realm="handraise inbox"'
+    return response

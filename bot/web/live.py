@@ -1,0 +1,102 @@
+"""Live updates for open inbox pages: one server-sent event stream per page, fed from the ledger's changes.
+
+Each event has an id `<epoch>-<seq>`. A browser that loses its stream reconnects with `Last-Event-ID`, and gets what
+it missed from a short backlog; when the backlog cannot cover the gap (or the server restarted, changing the epoch),
+it is told to reload instead of silently showing a stale page.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+BACKLOG = 256
+"""Events kept for reconnecting pages: minutes of a busy inbox, while a reconnect takes seconds."""
+STREAM_BUFFER = 64
+"""Events queued for one page; a page this far behind is cut off, and catches up by reconnecting."""
+
+
+@dataclass(frozen=True)
+class LiveEvent:
+    seq: int
+    id: str
+    data: str
+
+    def encode(self) -> bytes:
+        return f"id: {self.id}\ndata: {self.data}\n\n".encode()
+
+
+RELOAD = LiveEvent(0, "", json.dumps({"kind": "reload"}))
+
+
+class LiveFeed:
+    """Fans events out to every subscribed stream; synchronous `publish`, so a ledger watcher can call it."""
+
+    def __init__(self) -> None:
+        self._epoch = secrets.token_hex(4)
+        self._seq = 0
+        self._recent: deque[LiveEvent] = deque(maxlen=BACKLOG)
+        self._streams: set[MemoryObjectSendStream[LiveEvent]] = set()
+        self._closed = False
+
+    @property
+    def subscribers(self) -> int:
+        return len(self._streams)
+
+    def publish(self, payload: dict[str, Any]) -> None:
+        self._seq += 1
+        event = LiveEvent(self._seq, f"{self._epoch}-{self._seq}", json.dumps(payload, separators=(",", ":")))
+        self._recent.append(event)
+        for stream in list(self._streams):
+            try:
+                stream.send_nowait(event)
+            except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                stream.close()  # a stuck page: ending its stream makes the browser reconnect and replay
+                self._streams.discard(stream)
+
+    @contextmanager
+    def subscribe(
+        self, last_event_id: str | None
+    ) -> Iterator[tuple[list[LiveEvent], MemoryObjectReceiveStream[LiveEvent]]]:
+        """What the page missed since `last_event_id` (or `[RELOAD]`), and a stream of what comes next.
+
+        After `close()` the stream is already at its end.
+        """
+        send, receive = anyio.create_memory_object_stream[LiveEvent](STREAM_BUFFER)
+        if self._closed:
+            send.close()
+        else:
+            self._streams.add(send)
+        try:
+            with receive:
+                yield self._missed(last_event_id), receive
+        finally:
+            self._streams.discard(send)
+            send.close()
+
+    def close(self) -> None:
+        """End every stream, and refuse new ones: the server is stopping."""
+        self._closed = True
+        for stream in self._streams:
+            stream.close()
+        self._streams.clear()
+
+    def _missed(self, last_event_id: str | None) -> list[LiveEvent]:
+        if not last_event_id:
+            return []
+        epoch, _, seq_text = last_event_id.partition("-")
+        if epoch != self._epoch or not seq_text.isdecimal() or int(seq_text) > self._seq:
+            return [RELOAD]
+        seen = int(seq_text)
+        oldest = self._recent[0].seq if self._recent else self._seq + 1
+        if seen + 1 < oldest:
+            return [RELOAD]
+        return [event for event in self._recent if event.seq > seen]

@@ -1,0 +1,124 @@
+// handraise web inbox: live updates over server-sent events. The page works without this file; it only saves reloads.
+"use strict";
+
+(() => {
+  const pending = document.querySelector("[data-pending]");
+  const byKey = "handraise.by";
+
+  const remember = (name) => {
+    try {
+      localStorage.setItem(byKey, name);
+    } catch {
+      // storage may be off; the server's cookie still fills the field on the next page load
+    }
+  };
+  const remembered = () => {
+    try {
+      return localStorage.getItem(byKey) || "";
+    } catch {
+      return "";
+    }
+  };
+
+  // Typing in an Other / Request changes field ticks its choice, so the form says what the person means.
+  document.addEventListener("input", (event) => {
+    const field = event.target;
+    if (!(field instanceof HTMLElement)) return;
+    const form = field.closest("form");
+    if (form) form.dataset.dirty = "1";
+    if (field instanceof HTMLTextAreaElement && field.dataset.otherFor && field.value.trim() !== "") {
+      const choice = document.getElementById(field.dataset.otherFor);
+      if (choice instanceof HTMLInputElement) choice.checked = true;
+    }
+  });
+
+  document.addEventListener("submit", (event) => {
+    const by = event.target instanceof HTMLFormElement && event.target.elements.namedItem("by");
+    if (by instanceof HTMLInputElement && by.value.trim() !== "") remember(by.value.trim());
+  });
+
+  if (!pending || !("EventSource" in window)) return;
+
+  const live = document.querySelector("[data-live]");
+  const count = document.querySelector("[data-count]");
+  const empty = document.querySelector("[data-empty]");
+  const announcer = document.querySelector("[data-announcer]");
+
+  const fragment = (html) => {
+    const template = document.createElement("template");
+    template.innerHTML = html; // server-rendered, every agent string already escaped
+    return template.content.firstElementChild;
+  };
+  const cardOf = (id) => pending.querySelector(`[data-question="${CSS.escape(id)}"]`);
+  const announce = (text) => {
+    if (announcer) announcer.textContent = text;
+  };
+  const titleOf = (card) => card.querySelector("h2")?.textContent ?? "A question";
+
+  const refresh = () => {
+    const waiting = pending.querySelectorAll('[data-status="pending"]').length;
+    if (count) count.textContent = waiting === 0 ? "nothing pending" : waiting === 1 ? "1 question" : `${waiting} questions`;
+    if (empty) empty.hidden = pending.children.length > 0;
+    document.title = waiting ? `(${waiting}) handraise inbox` : "handraise inbox";
+  };
+
+  const handlers = {
+    asked(event) {
+      if (cardOf(event.id)) return;
+      const card = fragment(event.html);
+      if (!card) return;
+      const by = card.querySelector('input[name="by"]');
+      if (by instanceof HTMLInputElement && by.value === "") by.value = remembered();
+      pending.prepend(card);
+      refresh();
+      announce(`New question: ${titleOf(card)}`);
+    },
+    resolved(event) {
+      const card = cardOf(event.id);
+      if (!card) return;
+      card.dataset.status = event.status;
+      card.classList.add("resolved");
+      const outcome = card.querySelector("[data-outcome]");
+      if (outcome) outcome.innerHTML = event.html;
+      const body = card.querySelector("fieldset.body");
+      if (body instanceof HTMLFieldSetElement) body.disabled = true;
+      refresh();
+      announce(`${titleOf(card)}: ${event.status}`);
+    },
+    partial(event) {
+      const note = cardOf(event.id)?.querySelector("[data-partial]");
+      if (note) note.innerHTML = event.html;
+    },
+    reload() {
+      // Updates were missed. Reloading is safe unless someone is halfway through a form.
+      if (!document.querySelector("form[data-dirty]")) {
+        location.reload();
+        return;
+      }
+      if (live) live.textContent = "Out of date: reload when done";
+    },
+  };
+
+  const source = new EventSource("/events");
+  source.addEventListener("open", () => {
+    if (!live) return;
+    live.hidden = false;
+    live.textContent = "Live";
+    live.classList.remove("off");
+  });
+  source.addEventListener("error", () => {
+    if (!live) return;
+    live.textContent = "Reconnecting…";
+    live.classList.add("off");
+  });
+  source.addEventListener("message", (message) => {
+    let event;
+    try {
+      event = JSON.parse(message.data);
+    } catch {
+      return;
+    }
+    const handle = handlers[event.kind];
+    if (handle) handle(event);
+  });
+})();

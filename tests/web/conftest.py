@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from bot.channel import install_channel
+from bot.clock import SystemClock
+from bot.config import WebSettings
+from bot.ledger import Ledger
+from bot.routing import Router
+from bot.store import Store
+from bot.web import WebInbox
+from core import Context
+from tests.web.helpers import TOKEN, Client, make_context
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """aiohttp runs on asyncio only."""
+    return "asyncio"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(tmp_path / "handraise.db") as opened:
+        yield opened
+
+
+@pytest.fixture
+def ledger(store: Store) -> Ledger:
+    return Ledger(store, SystemClock())
+
+
+@pytest.fixture
+def settings() -> WebSettings:
+    return WebSettings()
+
+
+@pytest.fixture
+def inbox(ledger: Ledger, settings: WebSettings) -> WebInbox:
+    return WebInbox(ledger, settings, token=TOKEN)
+
+
+@pytest.fixture
+def ctx(inbox: WebInbox, ledger: Ledger, settings: WebSettings) -> Context:
+    """A seam whose only answerer is the web inbox, routed as the config says."""
+    ctx = make_context()
+    install_channel(ctx, inbox.channel, Router(["web"], {"web": settings.subscriptions}), ledger)
+    return ctx
+
+
+@pytest.fixture
+async def anonymous(inbox: WebInbox) -> AsyncIterator[Client]:
+    """A client of a server with the inbox mounted, not signed in."""
+    app = web.Application()
+    inbox.add_routes(app)
+    async with TestClient(TestServer(app)) as client:
+        yield client
+        await inbox.close()
+
+
+@pytest.fixture
+async def client(anonymous: Client) -> Client:
+    """The same client, signed in through the token link."""
+    response = await anonymous.get(f"/?token={TOKEN}")
+    assert response.status == 200
+    return anonymous

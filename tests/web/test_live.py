@@ -1,0 +1,124 @@
+"""Live updates: open pages hear of new, partly answered and resolved questions, and catch up after a reconnect."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+from aiohttp import ClientResponse
+
+from bot.ledger import Ledger
+from bot.records import QuestionRecord
+from bot.store import Store
+from bot.web import WebInbox
+from bot.web.live import BACKLOG, STREAM_BUFFER, LiveFeed
+from core import AskUserQuestionAnswerItem, Context
+from tests.web.helpers import Client, answer, choice, item, start_ask, web_question
+
+pytestmark = pytest.mark.anyio
+
+
+async def next_event(stream: ClientResponse) -> dict[str, Any]:
+    """The next event's JSON payload (with its id under "_id"), skipping retry hints and keep-alive comments."""
+    event_id = ""
+    with anyio.fail_after(5):
+        while True:
+            line = (await stream.content.readline()).decode()
+            assert line, "the event stream ended"
+            if line.startswith("id: "):
+                event_id = line[4:].strip()
+            elif line.startswith("data: "):
+                return json.loads(line[6:]) | {"_id": event_id}
+
+
+async def test_a_new_question_appears_and_its_answer_follows(client: Client, ctx: Context, store: Store) -> None:
+    stream = await client.get("/events")
+    assert stream.status == 200 and stream.content_type == "text/event-stream"
+    async with anyio.create_task_group() as tasks:
+        asking = await start_ask(tasks, ctx, choice())
+        asked = await next_event(stream)
+        assert asked["kind"] == "asked" and "Which environment?" in asked["html"] and 'name="csrf"' in asked["html"]
+        assert (await answer(client, asked["id"], [("q0", "0")])).status == 303
+        resolved = await next_event(stream)
+        assert resolved["kind"] == "resolved" and resolved["status"] == "answered" and "staging" in resolved["html"]
+        await asking.result()
+    stream.close()
+
+
+async def test_a_cancelled_question_is_pushed_as_cancelled(client: Client, ctx: Context) -> None:
+    stream = await client.get("/events")
+    async with anyio.create_task_group() as tasks:
+        asking = await start_ask(tasks, ctx, choice())
+        await next_event(stream)
+        asking.controller.abort("moved on")
+        resolved = await next_event(stream)
+        assert resolved["status"] == "cancelled" and "Cancelled" in resolved["html"]
+    stream.close()
+
+
+async def test_partial_answers_from_elsewhere_are_pushed(client: Client, store: Store, ledger: Ledger) -> None:
+    record = web_question(store, choice(), item("why"))
+    stream = await client.get("/events")
+    ledger.save_partial(record.id, AskUserQuestionAnswerItem(id="why", custom="it is Friday"), by="ann", via="slack")
+    partial = await next_event(stream)
+    assert partial["kind"] == "partial" and "it is Friday" in partial["html"]
+    stream.close()
+
+
+async def test_questions_of_other_channels_are_not_pushed(client: Client, store: Store, ledger: Ledger) -> None:
+    stream = await client.get("/events")
+    slack_only = QuestionRecord(questions=[choice()])
+    store.create_question(slack_only)
+    store.add_delivery(slack_only.id, "slack", "C1:1", {})
+    ledger.resolve(slack_only.id, "cancelled", code="ASK_CANCELLED", message="gone")
+    shown = web_question(store, choice())
+    ledger.resolve(shown.id, "cancelled", code="ASK_CANCELLED", message="gone")
+    assert (await next_event(stream))["id"] == shown.id
+    stream.close()
+
+
+async def test_a_reconnecting_page_gets_what_it_missed(client: Client, store: Store, ledger: Ledger) -> None:
+    first, second = web_question(store, choice()), web_question(store, choice())
+    stream = await client.get("/events")
+    ledger.resolve(first.id, "expired", code="ASK_TIMEOUT", message="late")
+    seen = await next_event(stream)
+    stream.close()
+    ledger.resolve(second.id, "expired", code="ASK_TIMEOUT", message="late")
+    again = await client.get("/events", headers={"Last-Event-ID": seen["_id"]})
+    assert (await next_event(again))["id"] == second.id
+    again.close()
+    stale = await client.get("/events", headers={"Last-Event-ID": "otherrun-3"})
+    assert (await next_event(stale))["kind"] == "reload"
+    stale.close()
+
+
+async def test_close_ends_open_streams_so_the_server_can_stop(client: Client, inbox: WebInbox) -> None:
+    stream = await client.get("/events")
+    await inbox.close()
+    with anyio.fail_after(5):
+        assert await stream.content.read() == b"retry: 2000\n\n"
+
+
+def test_the_backlog_replays_only_what_it_still_holds() -> None:
+    feed = LiveFeed()
+    for number in range(BACKLOG + 5):
+        feed.publish({"n": number})
+    with feed.subscribe(None) as (missed, _):
+        assert missed == []
+    last_id = f"{feed._epoch}-{BACKLOG + 3}"
+    with feed.subscribe(last_id) as (missed, _):
+        assert [json.loads(event.data)["n"] for event in missed] == [BACKLOG + 3, BACKLOG + 4]
+    with feed.subscribe(f"{feed._epoch}-2") as (missed, _):
+        assert [json.loads(event.data) for event in missed] == [{"kind": "reload"}]
+
+
+async def test_a_page_that_stops_reading_is_cut_off_instead_of_holding_memory() -> None:
+    feed = LiveFeed()
+    with feed.subscribe(None) as (_, stream):
+        for number in range(STREAM_BUFFER + 1):
+            feed.publish({"n": number})
+        assert feed.subscribers == 0
+        received = [event async for event in stream]
+    assert len(received) == STREAM_BUFFER

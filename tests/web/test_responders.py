@@ -1,0 +1,57 @@
+"""With responders configured, the inbox asks who is answering, refuses anyone else, and records the name."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from bot.config import WebSettings, WebSubscription
+from bot.records import AgentRef
+from bot.store import Store
+from core import Context
+from tests.web.helpers import Client, answer, choice, start_ask, web_question
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def settings() -> WebSettings:
+    return WebSettings(
+        responders=["alice@example.org", "@team.org"],
+        subscriptions=[WebSubscription(agents=["deploy-*"], responders=["ops@example.org"]), WebSubscription()],
+    )
+
+
+async def test_the_form_asks_who_answers_and_the_audit_log_records_it(
+    client: Client, ctx: Context, store: Store
+) -> None:
+    async with anyio.create_task_group() as tasks:
+        asking = await start_ask(tasks, ctx, choice())
+        [record] = store.list_questions(status="pending", channel="web")
+        assert "Answering as" in await (await client.get("/")).text()
+        nameless = await answer(client, record.id, [("q0", "0")])
+        assert nameless.status == 400 and "Say who is answering" in await nameless.text()
+        refused = await answer(client, record.id, [("q0", "0"), ("by", "mallory@evil.org")])
+        assert refused.status == 403 and "may not answer" in await refused.text()
+        accepted = await answer(client, record.id, [("q0", "0"), ("by", "bob@team.org")])
+        assert accepted.status == 303
+        await asking.result()
+        kinds = {event.kind: event.actor for event in store.history(question_id=record.id)}
+        assert kinds["refused"] == "mallory@evil.org" and kinds["answered"] == "bob@team.org"
+        assert store.get_question(record.id).answered_by == "bob@team.org"  # type: ignore[union-attr]
+
+
+async def test_the_name_is_remembered_for_the_next_question(client: Client, store: Store) -> None:
+    first = web_question(store, choice())
+    assert (await answer(client, first.id, [("q0", "0"), ("by", "alice@example.org")])).status == 303
+    web_question(store, choice())
+    assert 'name="by" autocomplete="email" required value="alice@example.org"' in await (await client.get("/")).text()
+
+
+async def test_a_subscription_with_its_own_responders_overrides_the_inbox_wide_list(
+    client: Client, store: Store
+) -> None:
+    record = web_question(store, choice(), agent=AgentRef(id="deploy-7"))
+    refused = await answer(client, record.id, [("q0", "0"), ("by", "alice@example.org")])
+    assert refused.status == 403
+    assert (await answer(client, record.id, [("q0", "0"), ("by", "OPS@example.org")])).status == 303
