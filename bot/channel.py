@@ -89,9 +89,10 @@ class ChannelAnswerer:
         if route is None:
             return await next_()
         pending = self.ledger.hold(request)
-        delivery: Delivery | None = None
+        delivered = False
         try:
-            delivery = await self._deliver(pending, route)
+            await self._deliver(pending, route)
+            delivered = True
             await self._wait(pending, route, next_)
         except anyio.get_cancelled_exc_class():
             if self.ledger.closing:
@@ -109,19 +110,23 @@ class ChannelAnswerer:
             raise
         finally:
             with anyio.CancelScope(shield=True):
-                await self._close_out(pending, delivery)
+                if delivered:
+                    await self._close_out(pending)
                 self.ledger.release(pending)
         return outcome_of(pending.record)
 
-    async def _deliver(self, pending: PendingQuestion, route: Route) -> Delivery:
+    async def _deliver(self, pending: PendingQuestion, route: Route) -> None:
         store = self.ledger.store
-        earlier = store.get_delivery(pending.id, self.name)
-        if earlier is not None:
-            return earlier  # resumed after a restart: the question is already on show
+        if store.get_delivery(pending.id, self.name) is not None:
+            return  # resumed after a restart: the question is already on show
         sent = await self.channel.deliver(pending.record, route)
-        return store.add_delivery(pending.id, self.name, sent.key, sent.ref)
+        store.add_delivery(pending.id, self.name, sent.key, sent.ref)
 
     async def _wait(self, pending: PendingQuestion, route: Route, next_: Next) -> None:
+        if route.escalate_after is None and route.expire_after is None:
+            # No timers: skip the task group, which is most of a waiting question's memory.
+            await pending.resolved.wait()
+            return
         created = pending.record.created_at
         async with anyio.create_task_group() as group:
             if route.escalate_after is not None:
@@ -161,7 +166,9 @@ class ChannelAnswerer:
             via=self.name,
         )
 
-    async def _close_out(self, pending: PendingQuestion, delivery: Delivery | None) -> None:
+    async def _close_out(self, pending: PendingQuestion) -> None:
+        # The delivery is read back only now: a waiting question should not hold it in memory for hours.
+        delivery = self.ledger.store.get_delivery(pending.id, self.name)
         if delivery is None or not pending.resolved.is_set():
             return
         try:

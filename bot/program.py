@@ -17,6 +17,7 @@ from bot.clock import Clock
 from bot.config import Config, resolve_secret
 from bot.install import Installation, install
 from bot.remote import RemoteQuestions
+from bot.tasks import TaskBag
 from core import AgentRegistry, Context, ErrorCode, UserQuestionService
 
 log = logging.getLogger(__name__)
@@ -60,11 +61,12 @@ async def running(
     assert isinstance(installation, Installation)
     inbox = installation.inbox
     runner: web.AppRunner | None = None
+    waits = TaskBag()
     try:
         token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
         app = web.Application(middlewares=[bearer_auth(token)], client_max_size=2 * 1024 * 1024)
         async with anyio.create_task_group() as tasks:
-            remote = RemoteQuestions(ctx, installation.ledger, installation.router, tasks)
+            remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
             add_api_routes(app, installation.ledger, remote)
             if inbox is not None:
                 inbox.add_routes(app)
@@ -86,6 +88,8 @@ async def running(
                 tasks.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
+            installation.ledger.close()
+            await waits.close()
             if inbox is not None:
                 await inbox.close()
             if runner is not None:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import logging
 
 import anyio
-from anyio.abc import TaskGroup
 
 from bot.ledger import Ledger
 from bot.records import AgentRef, QuestionRecord, QuestionStatus, Resolution
 from bot.routing import Router
+from bot.tasks import TaskBag
 from core import (
-    AbortController,
     Agent,
     AskUserQuestionItem,
     AskUserQuestionRequest,
@@ -37,12 +36,12 @@ STATUS_OF_ERROR: dict[str, QuestionStatus] = {
 
 
 class RemoteQuestions:
-    def __init__(self, ctx: Context, ledger: Ledger, router: Router, tasks: TaskGroup) -> None:
+    def __init__(self, ctx: Context, ledger: Ledger, router: Router, tasks: TaskBag) -> None:
         self._ctx = ctx
         self._ledger = ledger
         self._router = router
         self._tasks = tasks
-        self._controllers: dict[str, AbortController] = {}
+        self._running: set[str] = set()
 
     def ask(self, questions: list[AskUserQuestionItem], agent: AgentRef | None) -> QuestionRecord:
         """Check, record and start asking; returns the pending record at once.
@@ -65,14 +64,17 @@ class RemoteQuestions:
         records = self._ledger.store.list_questions(status="pending", newest_first=False, limit=1_000_000)
         resumed = 0
         for record in records:
-            if record.origin == "api" and record.id not in self._controllers:
+            if record.origin == "api" and record.id not in self._running:
                 self._start(record)
                 resumed += 1
         return resumed
 
     def cancel(self, question_id: str, *, by: str | None = None) -> Resolution:
-        """Cancel a pending question (channels retract it). Raises UnknownQuestion for an unknown id."""
-        resolution = self._ledger.resolve(
+        """Cancel a pending question; every channel holding it wakes to the cancellation and retracts it.
+
+        Raises UnknownQuestion for an unknown id.
+        """
+        return self._ledger.resolve(
             question_id,
             "cancelled",
             code=ErrorCode.ASK_CANCELLED,
@@ -80,10 +82,6 @@ class RemoteQuestions:
             by=by,
             via="api",
         )
-        controller = self._controllers.get(question_id)
-        if resolution.won and controller is not None:
-            controller.abort("cancelled over the API")
-        return resolution
 
     def _service(self) -> UserQuestionService:
         service = self._ctx.user_questions
@@ -92,18 +90,18 @@ class RemoteQuestions:
         return service
 
     def _start(self, record: QuestionRecord) -> None:
-        controller = AbortController()
-        self._controllers[record.id] = controller
-        self._tasks.start_soon(self._run, record, controller, name=f"question {record.id}")
+        # No AbortController: a cancel resolves the question in the ledger, which wakes every channel holding it.
+        self._running.add(record.id)
+        self._tasks.spawn(self._run, record)
 
-    async def _run(self, record: QuestionRecord, controller: AbortController) -> None:
+    async def _run(self, record: QuestionRecord) -> None:
         agent: Agent | None = None
         leave = _nothing
         registry = self._ctx.agents
         if record.agent is not None and registry is not None:
             agent = Agent(record.agent.id, name=record.agent.name, labels=record.agent.labels)
             leave = registry.enter(agent)
-        request = AskUserQuestionRequest(questions=record.questions, agent=agent, signal=controller.signal)
+        request = AskUserQuestionRequest(questions=record.questions, agent=agent)
         self._ledger.bind(request, record)
         try:
             await self._service().ask(request)
@@ -115,7 +113,7 @@ class RemoteQuestions:
             self._ledger.resolve(record.id, "failed", code="INTERNAL", message=f"handraise failed: {failure}")
         finally:
             leave()
-            self._controllers.pop(record.id, None)
+            self._running.discard(record.id)
             await anyio.lowlevel.checkpoint()
 
 

@@ -8,7 +8,7 @@ import anyio
 from pydantic import ValidationError
 
 from core import errors
-from core.context import Context, Dispose
+from core.context import Context
 from core.errors import UserQuestionError
 from core.types import AskUserQuestionAnswer, AskUserQuestionRequest
 
@@ -66,13 +66,18 @@ class UserQuestionService:
     async def _dispatch(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         signal = request.signal
         result: Any = None
+        scope: anyio.CancelScope | None = None
         try:
-            with anyio.CancelScope() as scope:
-                stop_on_abort: Dispose = signal.on_abort(scope.cancel) if signal is not None else _noop
-                try:
-                    result = await self._ctx.waterfall(REQUEST_EVENT, request, _no_answerer, target=request.agent)
-                finally:
-                    stop_on_abort()
+            if signal is None:
+                # Nothing can abort it, so no cancel scope: a waiting question costs less memory.
+                result = await self._ctx.waterfall(REQUEST_EVENT, request, _no_answerer, target=request.agent)
+            else:
+                with anyio.CancelScope() as scope:
+                    stop_on_abort = signal.on_abort(scope.cancel)
+                    try:
+                        result = await self._ctx.waterfall(REQUEST_EVENT, request, _no_answerer, target=request.agent)
+                    finally:
+                        stop_on_abort()
         except Exception as failure:
             restored = UserQuestionError.restore(failure)
             if restored is failure:
@@ -82,7 +87,7 @@ class UserQuestionService:
             if signal is not None and signal.aborted:
                 raise errors.aborted() from failure
             raise
-        if scope.cancel_called:
+        if scope is not None and scope.cancel_called:
             # The signal aborted: whatever the cancelled answerer did on its way out, the caller is gone.
             raise errors.aborted()
         return _as_answer(result)
@@ -100,7 +105,3 @@ def _as_answer(result: object) -> AskUserQuestionAnswer:
         return AskUserQuestionAnswer.model_validate(result)
     except ValidationError as invalid:
         raise TypeError(f"an answerer returned something that is not an AskUserQuestionAnswer: {invalid}") from None
-
-
-def _noop() -> None:
-    return None

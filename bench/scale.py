@@ -1,0 +1,126 @@
+"""10,000 concurrently pending questions in one `handraise serve` process, then all answered through the web inbox.
+
+Run: `uv run python bench/scale.py [COUNT]`. Starts a real server in a subprocess (web inbox only, a fresh SQLite
+store), asks COUNT questions over the HTTP API, reads the server's resident memory, then answers every question by
+POSTing the inbox's answer form. Prints RSS per pending question and answers per second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import aiohttp
+
+CONCURRENCY = 32
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def rss_kib(pid: int, field: str = "VmRSS") -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    match = re.search(rf"^{field}:\s+(\d+) kB", status, re.MULTILINE)
+    assert match is not None
+    return int(match[1])
+
+
+async def in_parallel(count: int, job: Callable[[int], Awaitable[None]]) -> float:
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for index in range(count):
+        queue.put_nowait(index)
+
+    async def worker() -> None:
+        while not queue.empty():
+            await job(queue.get_nowait())
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    return time.perf_counter() - start
+
+
+async def run(count: int, server: subprocess.Popen[str], base: str, token: str) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with aiohttp.ClientSession(headers=headers) as http:
+        ids: list[str] = [""] * (count + 1)
+
+        async def ask(index: int) -> None:
+            body = {"questions": [{"id": "go", "question": f"Deploy build {index}?", "options": [{"label": "Yes"}]}]}
+            async with http.post(f"{base}/v1/questions", json=body) as reply:
+                assert reply.status == 202, await reply.text()
+                ids[index] = (await reply.json())["id"]
+
+        await ask(0)  # one question first, so the inbox shows a form to read its CSRF token from
+        async with http.get(f"{base}/") as page:
+            csrf = re.search(r'name="csrf" value="([^"]+)"', await page.text())
+        assert csrf is not None, "could not read the inbox's CSRF token"
+        await asyncio.sleep(0.5)
+        baseline = rss_kib(server.pid)
+        asked = await in_parallel(count, lambda index: ask(index + 1))
+        while True:
+            async with http.get(f"{base}/healthz") as health:
+                if (await health.json())["pending"] == count + 1:
+                    break
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(1.0)
+        pending_rss = rss_kib(server.pid)
+
+        async def answer(index: int) -> None:
+            form = {"csrf": csrf[1], "q0": "0", "action": "send"}
+            url = f"{base}/questions/{ids[index]}/answer"
+            async with http.post(url, data=form, allow_redirects=False) as reply:
+                assert reply.status in (200, 303), (reply.status, await reply.text())
+
+        answered = await in_parallel(count + 1, answer)
+        async with http.get(f"{base}/healthz") as health:
+            left = (await health.json())["pending"]
+        peak = rss_kib(server.pid, "VmHWM")
+    per_question = (pending_rss - baseline) * 1024 / count
+    print(f"questions                  {count:>10,}")
+    print(f"asked over the API         {count / asked:>10,.0f} asks/s")
+    rss = f"{baseline / 1024:.1f} MiB / {pending_rss / 1024:.1f} MiB (peak {peak / 1024:.1f})"
+    print(f"server RSS before / with   {rss}")
+    print(f"RSS per pending question   {per_question / 1024:>10.2f} KiB")
+    print(f"answered in the web inbox  {count / answered:>10,.0f} answers/s   ({left} still pending)")
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        config = Path(tmp) / "config.toml"
+        config.write_text(f'[server]\nlisten = "127.0.0.1:{port}"\n[store]\npath = "{tmp}/scale.db"\n')
+        server = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "serve", "--config", str(config)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=os.environ | {"PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            assert server.stdout is not None
+            token = None
+            for line in server.stdout:
+                if found := re.search(r"\?token=(\S+)", line):
+                    token = found[1]
+                    break
+            assert token is not None, "the server did not print its inbox URL"
+            asyncio.run(run(count, server, f"http://127.0.0.1:{port}", token))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
