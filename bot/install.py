@@ -56,6 +56,10 @@ def build_channels(config: Config, ledger: Ledger) -> tuple[list[Channel], WebIn
 
             inbox = WebInbox(ledger, config.web)
             channels.append(inbox.channel)
+        elif name == "slack" and config.slack is not None:
+            from bot.slack import SlackChannel
+
+            channels.append(SlackChannel(config.slack))
         else:
             raise ConfigError(
                 f"bot.answerers: the {name} channel is not available in this version of handraise yet; "

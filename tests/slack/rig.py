@@ -1,0 +1,125 @@
+"""The Slack channel on a real seam, ledger and bolt app, talking to the fake Slack API; requests signed for real."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from slack_bolt.response import BoltResponse
+
+from bot.channel import install_channel
+from bot.clock import FakeClock
+from bot.config import SlackSettings, SlackSubscription
+from bot.ledger import Ledger
+from bot.routing import Router
+from bot.slack.channel import SlackChannel
+from bot.slack.transport import make_client
+from core import (
+    AbortSignal,
+    Agent,
+    AgentRegistry,
+    AskUserQuestionAnswer,
+    AskUserQuestionItem,
+    AskUserQuestionRequest,
+    Context,
+    UserQuestionError,
+    UserQuestionService,
+)
+
+from ..bot.fakes import make_ledger
+from .fake_slack import TOKEN, FakeSlack, fake_slack
+from .signing import SECRET, bolt_request, event_body, interactive_body
+
+
+@dataclass
+class Asked:
+    """One `ask()` running in the background; `done` is set with its answer or error."""
+
+    outcome: AskUserQuestionAnswer | UserQuestionError | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+    async def result(self, seconds: float = 5) -> AskUserQuestionAnswer | UserQuestionError:
+        with anyio.fail_after(seconds):
+            await self.done.wait()
+        assert self.outcome is not None
+        return self.outcome
+
+    async def answer(self) -> AskUserQuestionAnswer:
+        outcome = await self.result()
+        assert isinstance(outcome, AskUserQuestionAnswer), outcome
+        return outcome
+
+
+@dataclass
+class SlackRig:
+    fake: FakeSlack
+    channel: SlackChannel
+    ledger: Ledger
+    clock: FakeClock
+    ctx: Context
+    tasks: TaskGroup
+    agent: Agent
+
+    def ask(
+        self, *questions: AskUserQuestionItem, agent: Agent | bool | None = True, signal: AbortSignal | None = None
+    ) -> Asked:
+        asked = Asked()
+        chosen = self.agent if agent is True else None if agent is False else agent
+        request = AskUserQuestionRequest(questions=list(questions), agent=chosen, signal=signal)
+
+        async def run() -> None:
+            service = self.ctx.user_questions
+            assert service is not None
+            try:
+                asked.outcome = await service.ask(request)
+            except UserQuestionError as error:
+                asked.outcome = error
+            asked.done.set()
+
+        self.tasks.start_soon(run)
+        return asked
+
+    async def posted(self, count: int = 1) -> dict[str, Any]:
+        """The `count`-th chat.postMessage, once it has happened."""
+        return (await self.fake.wait_for("chat.postMessage", count))[count - 1]
+
+    def question_id(self) -> str:
+        return self.ledger.store.list_questions(limit=1)[0].id
+
+    async def click(self, payload: dict[str, Any], **signing: Any) -> BoltResponse:
+        return await self.channel.app.async_dispatch(bolt_request(interactive_body(payload), **signing))
+
+    async def event(self, payload: dict[str, Any], **signing: Any) -> BoltResponse:
+        return await self.channel.app.async_dispatch(bolt_request(event_body(payload), **signing))
+
+    async def until(self, predicate: Any, seconds: float = 5) -> None:
+        """Wait for a condition that follows an acknowledged request (its work completes after the ack)."""
+        with anyio.fail_after(seconds):
+            while not predicate():
+                await anyio.sleep(0.005)
+
+
+def subscription(**fields: Any) -> SlackSubscription:
+    return SlackSubscription.model_validate({"channel": "#deploys"} | fields)
+
+
+@asynccontextmanager
+async def slack_rig(tmp_path: Path, *subscriptions: SlackSubscription, mode: str = "http") -> AsyncIterator[SlackRig]:
+    async with fake_slack() as fake, anyio.create_task_group() as tasks:
+        settings = SlackSettings(api_url=fake.url, subscriptions=list(subscriptions) or [subscription()])
+        channel = SlackChannel(settings, client=make_client(TOKEN, fake.url, backoff=0.01), signing_secret=SECRET)
+        ledger, clock = make_ledger(tmp_path)
+        ctx = Context()
+        ctx.plugin(AgentRegistry)
+        ctx.plugin(UserQuestionService)
+        install_channel(ctx, channel, Router(["slack"], {"slack": settings.subscriptions}), ledger)
+        agent = Agent("deploy-7", name="deploy-bot")
+        assert ctx.agents is not None
+        ctx.agents.enter(agent)
+        yield SlackRig(fake, channel, ledger, clock, ctx, tasks, agent)
+        tasks.cancel_scope.cancel()
