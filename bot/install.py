@@ -60,6 +60,10 @@ def build_channels(config: Config, ledger: Ledger) -> tuple[list[Channel], WebIn
             from bot.slack import SlackChannel
 
             channels.append(SlackChannel(config.slack))
+        elif name == "email" and config.email is not None:
+            from bot.email.channel import EmailChannel
+
+            channels.append(EmailChannel.from_settings(config.email))
         else:
             raise ConfigError(
                 f"bot.answerers: the {name} channel is not available in this version of handraise yet; "

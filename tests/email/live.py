@@ -1,0 +1,191 @@
+"""The email channel wired to real servers: SMTP (aiosmtpd → Dovecot LDA) out, Dovecot IMAP IDLE in."""
+
+from __future__ import annotations
+
+import email
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from email import policy
+from email.message import EmailMessage
+from pathlib import Path
+from typing import Any
+
+import aioimaplib
+import aiosmtplib
+import anyio
+from anyio.abc import TaskGroup
+
+from bot.channel import install_channel
+from bot.clock import SystemClock
+from bot.config import EmailSettings
+from bot.email.channel import EmailChannel, Handled
+from bot.ledger import Ledger
+from bot.routing import Router
+from bot.store import Store
+from core import (
+    AgentRegistry,
+    AskUserQuestionAnswer,
+    AskUserQuestionItem,
+    AskUserQuestionRequest,
+    Context,
+    UserQuestionError,
+    UserQuestionService,
+)
+
+from .rig import SECRET
+from .servers import PASSWORD, Dovecot, SmtpToDovecot
+
+WAIT = 30.0
+
+
+class Asked:
+    """One pending `ask()` and, once it returns, its answer or error."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.outcome: AskUserQuestionAnswer | UserQuestionError | None = None
+
+    async def result(self) -> AskUserQuestionAnswer | UserQuestionError:
+        with anyio.fail_after(WAIT):
+            await self.done.wait()
+        assert self.outcome is not None
+        return self.outcome
+
+    async def answer(self) -> AskUserQuestionAnswer:
+        outcome = await self.result()
+        assert isinstance(outcome, AskUserQuestionAnswer), outcome
+        return outcome
+
+
+class LiveRig:
+    def __init__(
+        self,
+        tmp_path: Path,
+        dovecot: Dovecot,
+        smtp: SmtpToDovecot,
+        number: int,
+        group: TaskGroup,
+        watcher: dict[str, Any] | None = None,
+        imap: dict[str, Any] | None = None,
+        **settings: Any,
+    ) -> None:
+        self.dovecot = dovecot
+        self.smtp = smtp
+        self.group = group
+        self.bot = f"bot{number}@example.org"
+        self.alice = f"alice{number}@example.org"
+        subscription = {"to": [self.alice], "responders": [self.alice, "@ops.example.org"]}
+        self.settings = EmailSettings.model_validate(
+            {
+                "address": self.bot,
+                "smtp": {"host": "127.0.0.1", "port": smtp.port, "security": "none"},
+                "imap": {
+                    "host": dovecot.host,
+                    "port": dovecot.port,
+                    "security": "none",
+                    "username": self.bot,
+                    "password_env": "UNUSED",
+                }
+                | (imap or {}),
+                "subscriptions": [subscription],
+            }
+            | settings
+        )
+        self.ledger = Ledger(Store.open(tmp_path / "handraise.db"), SystemClock())
+        options = {"first_delay": 0.05, "max_delay": 0.5, "command_timeout": 5.0}
+        self.channel = EmailChannel(
+            self.settings, secret=SECRET, imap_password=PASSWORD, watcher_options=options | (watcher or {})
+        )
+        self.ctx = Context()
+        self.ctx.plugin(AgentRegistry)
+        self.ctx.plugin(UserQuestionService)
+        install_channel(self.ctx, self.channel, Router(["email"], {"email": self.settings.subscriptions}), self.ledger)
+
+    async def start(self) -> None:
+        self.group.start_soon(self.channel.run)
+        with anyio.fail_after(WAIT):
+            while self.channel.watcher is None:
+                await anyio.sleep(0.01)
+            await self.channel.watcher.watching.wait()
+
+    def ask(self, *questions: AskUserQuestionItem) -> Asked:
+        asked = Asked()
+
+        async def run() -> None:
+            service = self.ctx.user_questions
+            assert service is not None
+            try:
+                asked.outcome = await service.ask(AskUserQuestionRequest(questions=list(questions)))
+            except UserQuestionError as error:
+                asked.outcome = error
+            asked.done.set()
+
+        self.group.start_soon(run)
+        return asked
+
+    async def mails_to(self, user: str, count: int) -> list[EmailMessage]:
+        """The first `count` mails delivered to `user`, once they are there."""
+        with anyio.fail_after(WAIT):
+            while len(found := self.dovecot.messages(user)) < count:
+                await anyio.sleep(0.01)
+        return [parse(raw) for raw in found]
+
+    async def question_mails(self, count: int) -> list[EmailMessage]:
+        return await self.mails_to(self.alice, count)
+
+    def in_ask_order(self, mails: list[EmailMessage]) -> list[EmailMessage]:
+        """`mails` (one question mail per ask) sorted in the order the questions were asked."""
+        records = self.ledger.store.list_questions(newest_first=False, limit=10_000)
+        order = {self.channel.binding.token_for(record.id): index for index, record in enumerate(records)}
+
+        def token(mail: EmailMessage) -> str:
+            return str(mail["Reply-To"]).split("+", 1)[1].split("@", 1)[0]
+
+        return sorted(mails, key=lambda mail: order[token(mail)])
+
+    async def send(self, raw: bytes, recipient: str, sender: str | None = None) -> None:
+        """Send a mail through the SMTP server, which delivers it into Dovecot."""
+        mail = parse(raw)
+        await aiosmtplib.send(
+            mail, sender=sender or self.alice, recipients=[recipient], hostname="127.0.0.1", port=self.smtp.port
+        )
+
+    async def append(self, raw: bytes) -> None:
+        """Put a mail straight into the bot's mailbox, as IMAP APPEND does."""
+        await append(self.dovecot, self.bot, raw)
+
+    async def handled(self, count: int) -> list[Handled]:
+        with anyio.fail_after(WAIT):
+            return await self.channel.wait_handled(count)
+
+
+async def append(dovecot: Dovecot, user: str, raw: bytes) -> None:
+    imap = aioimaplib.IMAP4(host=dovecot.host, port=dovecot.port, timeout=10)
+    await imap.wait_hello_from_server()
+    await imap.login(user, PASSWORD)
+    response = await imap.append(raw, mailbox="INBOX")
+    assert response.result == "OK", response
+    await imap.logout()
+
+
+def parse(raw: bytes) -> EmailMessage:
+    message = email.message_from_bytes(raw, policy=policy.default)
+    assert isinstance(message, EmailMessage)
+    return message
+
+
+@asynccontextmanager
+async def live(
+    tmp_path: Path,
+    dovecot: Dovecot,
+    smtp: SmtpToDovecot,
+    number: int,
+    watcher: dict[str, Any] | None = None,
+    imap: dict[str, Any] | None = None,
+    **settings: Any,
+) -> AsyncIterator[LiveRig]:
+    async with anyio.create_task_group() as group:
+        rig = LiveRig(tmp_path, dovecot, smtp, number, group, watcher, imap, **settings)
+        await rig.start()
+        yield rig
+        group.cancel_scope.cancel()

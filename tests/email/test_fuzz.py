@@ -1,0 +1,166 @@
+"""Untrusted mail never crashes the reader, the parser or the classifier (the watcher must keep running)."""
+
+from __future__ import annotations
+
+import time
+from email.message import Message
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.email.binding import ReplyBinding
+from bot.email.classify import refusal
+from bot.email.parse import parse_reply
+from bot.email.reading import new_text, parse_mail, reply_bodies
+
+from .samples import DATABASE, FEATURES, PLAN, SENT
+
+QUESTIONS = [DATABASE, FEATURES, PLAN]
+BINDING = ReplyBinding("fuzz-secret-0123456789abcdef", "bot@example.org")
+FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+reply_words = st.sampled_from(
+    [
+        "1",
+        "2",
+        "#3",
+        "option 2",
+        ":",
+        ".",
+        ")",
+        "\n",
+        " ",
+        ",",
+        "and",
+        "skip",
+        "approve",
+        "Auth",
+        "Postgres",
+        "(Recommended)",
+        ">",
+        "On 2 Dec 2026 bob@x wrote:",
+        "From: a",
+        "Sent: b",
+        "-- ",
+        "Thanks,",
+        "- ",
+        "9",
+    ]
+)
+replies = st.one_of(st.text(max_size=400), st.lists(reply_words, max_size=40).map("".join))
+
+
+def read_everything(raw: bytes) -> None:
+    message = parse_mail(raw)
+    text, html = reply_bodies(message)
+    new = new_text(text, html=html, sent=SENT)
+    parse_reply(new, QUESTIONS)
+    refusal(message, allowed=["@example.org"], own_address="bot@example.org", trusted_authserv_id="mx.example.org")
+    BINDING.match(message)
+
+
+@FAST
+@given(replies, st.one_of(st.none(), st.text(max_size=300)))
+def test_new_text_never_raises(text: str, html: str | None) -> None:
+    assert isinstance(new_text(text, html=html, sent=SENT), str)
+
+
+@FAST
+@given(replies, st.sets(st.sampled_from(["db", "features", "plan"])))
+def test_parse_reply_never_raises_and_only_picks_real_options(text: str, answered: set[str]) -> None:
+    parsed = parse_reply(text, QUESTIONS, answered=answered)
+    for question in QUESTIONS:
+        item = parsed.items.get(question.id)
+        if item is not None:
+            assert set(item.selected) <= {option.label for option in question.options or ()}
+    assert parsed.items or parsed.problems
+
+
+@FAST
+@given(st.binary(max_size=2000))
+def test_binary_junk_is_handled(raw: bytes) -> None:
+    read_everything(raw)
+
+
+header_names = st.sampled_from(
+    [
+        "From",
+        "To",
+        "Cc",
+        "Subject",
+        "References",
+        "In-Reply-To",
+        "Content-Type",
+        "Content-Transfer-Encoding",
+        "Auto-Submitted",
+        "Precedence",
+        "Authentication-Results",
+        "Return-Path",
+        "Message-ID",
+    ]
+)
+header_values = st.one_of(
+    st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\r\n"), max_size=80),
+    st.sampled_from(
+        [
+            "=?utf-8?q?broken",
+            "=?x-unknown?b?////?=",
+            "multipart/mixed; boundary=",
+            "text/plain; charset=bogus-9",
+            "text/plain; charset=utf-7",
+            "base64",
+            "quoted-printable",
+            "<<>>@@",
+            "<>",
+            "mx.example.org; dmarc=pass",
+        ]
+    ),
+)
+
+
+@FAST
+@given(st.lists(st.tuples(header_names, header_values), max_size=12), st.binary(max_size=500))
+def test_malformed_headers_and_charsets_are_handled(headers: list[tuple[str, str]], body: bytes) -> None:
+    raw = "".join(f"{name}: {value}\r\n" for name, value in headers).encode("utf-8", "surrogateescape")
+    read_everything(raw + b"\r\n" + body)
+
+
+def test_a_mime_bomb_is_read_without_recursing_to_the_bottom() -> None:
+    depth = 2000
+    opening = b"".join(f"Content-Type: multipart/mixed; boundary=b{i}\r\n\r\n--b{i}\r\n".encode() for i in range(depth))
+    raw = b"From: alice@example.org\r\nSubject: bomb\r\n" + opening + b"Content-Type: text/plain\r\n\r\n2\r\n"
+    started = time.perf_counter()
+    read_everything(raw)
+    assert time.perf_counter() - started < 10
+
+
+def test_a_wide_mime_bomb_is_bounded() -> None:
+    parts = b"".join(b"--b\r\nContent-Type: application/octet-stream\r\n\r\nx\r\n" for _ in range(20_000))
+    raw = b"From: a@example.org\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n" + parts + b"--b--\r\n"
+    started = time.perf_counter()
+    message = parse_mail(raw)
+    assert reply_bodies(message) == ("", None)
+    assert message["From"] == "a@example.org"
+    assert time.perf_counter() - started < 2
+
+
+def test_a_ten_megabyte_reply_is_read_in_bounded_time() -> None:
+    body = ("2\n" + "word " * 2_000_000).encode()
+    raw = b"From: alice@example.org\r\nTo: bot@example.org\r\nContent-Type: text/plain\r\n\r\n" + body
+    started = time.perf_counter()
+    read_everything(raw)
+    assert time.perf_counter() - started < 10
+
+
+def test_ten_megabytes_of_quote_headers_do_not_backtrack_forever() -> None:
+    text = ("On On On " * 200 + "\n") * 5000 + "From: a\nSent: b\n" * 1000
+    started = time.perf_counter()
+    new_text(text, sent=SENT)
+    assert time.perf_counter() - started < 10
+
+
+def test_a_broken_charset_still_yields_text() -> None:
+    raw = b"From: a@example.org\r\nContent-Type: text/plain; charset=no-such-charset\r\n\r\n2\xff\xfe\r\n"
+    message: Message = parse_mail(raw)
+    text, _ = reply_bodies(message)
+    assert text.startswith("2")
