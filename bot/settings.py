@@ -330,7 +330,7 @@ class ImapSettings(_Settings):
 
     host: str = Field(min_length=1)
     port: int = Field(default=993, ge=1, le=65535)
-    security: Literal["tls", "starttls", "none"] = "tls"
+    security: Literal["tls", "none"] = "tls"  # aioimaplib has no STARTTLS: refused here, not at first connect
     username: str
     password_env: EnvName
     mailbox: str = "INBOX"

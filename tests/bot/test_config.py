@@ -401,3 +401,14 @@ def test_os_environ_is_the_default_environment(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setitem(os.environ, "HANDRAISE_TEST_TOKEN", "t")
     text = '[server]\nlisten = "0.0.0.0:1"\napi_token_env = "HANDRAISE_TEST_TOKEN"\n'
     assert parse_config(text).server.api_token_env == "HANDRAISE_TEST_TOKEN"
+
+
+def test_imap_starttls_is_refused_when_the_config_is_loaded() -> None:
+    text = (
+        '[email]\naddress = "bot@example.org"\n[email.smtp]\nhost = "smtp.example.org"\n'
+        '[email.imap]\nhost = "imap.example.org"\nusername = "bot"\npassword_env = "P"\nsecurity = "starttls"\n'
+        '[[email.subscriptions]]\nto = ["a@example.org"]\n'
+    )
+    with pytest.raises(ConfigError) as error:
+        parse_config(text, path="config.toml", environ={"P": "x", "HANDRAISE_EMAIL_SECRET": "s" * 32})
+    assert str(error.value) == ('config.toml:9: email.imap.security: "starttls" is not allowed; use "tls" or "none"')
