@@ -22,34 +22,24 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from tests.bot.program_rig import free_port
+from tests.system_packages import require_debian_package
 
 PACKAGE = "dovecot-imapd"
 PASSWORD = "botpass"
 LDA = "/usr/lib/dovecot/dovecot-lda"
 NOBODY = 65534
+DOVECOT = Path("/usr/sbin/dovecot")
 
 
 def need_dovecot() -> str:
-    """The dovecot binary, installing the package with apt when missing and allowed; else skip (fail on CI)."""
-    found = shutil.which("dovecot") or ("/usr/sbin/dovecot" if Path("/usr/sbin/dovecot").exists() else None)
-    if found and Path(LDA).exists() and os.geteuid() == 0:
-        return found
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        install = ["apt-get", "install", "-y", "-q", PACKAGE]
-        if subprocess.run(install, env=env, capture_output=True, check=False).returncode != 0:
-            subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=False)
-            subprocess.run(install, env=env, capture_output=True, check=False)
-        found = shutil.which("dovecot") or ("/usr/sbin/dovecot" if Path("/usr/sbin/dovecot").exists() else None)
-        if found and Path(LDA).exists():
-            return found
-    why = (
-        f"these tests need a real Dovecot: install the Debian package {PACKAGE} "
-        "(the test installs it itself when it runs as root with apt-get), and run as root"
-    )
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(why)
-    pytest.skip(why)
+    """The dovecot binary (installed with apt when missing and we are root); Dovecot must also run as root."""
+    require_debian_package(PACKAGE, DOVECOT, Path(LDA), why="the email tests run a real Dovecot")
+    if os.geteuid() != 0:
+        message = "the email tests start Dovecot, which must run as root to drop to its mail user"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return str(DOVECOT)
 
 
 class Dovecot:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -21,6 +19,7 @@ from bot.records import AgentRef
 from bot.store import Store
 from bot.web import WebInbox
 from core import AskUserQuestionAnswerItem, Context
+from tests.system_packages import require_debian_package
 from tests.web.helpers import choice, item, options, plan, start_ask, web_question
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
@@ -42,15 +41,8 @@ SCREENSHOT_ENV = "HANDRAISE_SCREENSHOT"
 @pytest.fixture(scope="session")
 def chromium() -> Path:
     """Debian's chromium; installed with apt when missing and we are root. In CI a missing browser fails the run."""
-    if not CHROMIUM.exists() and os.geteuid() == 0 and shutil.which("apt-get"):
-        quiet = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-q"], check=False, env=quiet)
-        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=False, env=quiet)
-    if CHROMIUM.exists():
-        return CHROMIUM
-    if os.environ.get("CI") == "true":
-        pytest.fail("needs the Debian package chromium (apt-get install chromium), and CI must run the browser tests")
-    pytest.skip("needs the Debian package chromium")
+    require_debian_package("chromium", CHROMIUM, why="the browser tests drive a real Chromium")
+    return CHROMIUM
 
 
 @pytest.fixture
