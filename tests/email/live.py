@@ -24,37 +24,18 @@ from bot.routing import Router
 from bot.store import Store
 from core import (
     AgentRegistry,
-    AskUserQuestionAnswer,
     AskUserQuestionItem,
     AskUserQuestionRequest,
     Context,
-    UserQuestionError,
     UserQuestionService,
 )
+from tests.background_ask import Asked as Asked
+from tests.background_ask import ask_in_background
 
 from .rig import SECRET
 from .servers import PASSWORD, Dovecot, SmtpToDovecot
 
 WAIT = 30.0
-
-
-class Asked:
-    """One pending `ask()` and, once it returns, its answer or error."""
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.outcome: AskUserQuestionAnswer | UserQuestionError | None = None
-
-    async def result(self) -> AskUserQuestionAnswer | UserQuestionError:
-        with anyio.fail_after(WAIT):
-            await self.done.wait()
-        assert self.outcome is not None
-        return self.outcome
-
-    async def answer(self) -> AskUserQuestionAnswer:
-        outcome = await self.result()
-        assert isinstance(outcome, AskUserQuestionAnswer), outcome
-        return outcome
 
 
 class LiveRig:
@@ -109,19 +90,7 @@ class LiveRig:
             await self.channel.watcher.watching.wait()
 
     def ask(self, *questions: AskUserQuestionItem) -> Asked:
-        asked = Asked()
-
-        async def run() -> None:
-            service = self.ctx.user_questions
-            assert service is not None
-            try:
-                asked.outcome = await service.ask(AskUserQuestionRequest(questions=list(questions)))
-            except UserQuestionError as error:
-                asked.outcome = error
-            asked.done.set()
-
-        self.group.start_soon(run)
-        return asked
+        return ask_in_background(self.group, self.ctx, AskUserQuestionRequest(questions=list(questions)))
 
     async def mails_to(self, user: str, count: int) -> list[EmailMessage]:
         """The first `count` mails delivered to `user`, once they are there."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,36 +23,16 @@ from core import (
     AbortSignal,
     Agent,
     AgentRegistry,
-    AskUserQuestionAnswer,
     AskUserQuestionItem,
     AskUserQuestionRequest,
     Context,
-    UserQuestionError,
     UserQuestionService,
 )
+from tests.background_ask import Asked, ask_in_background
 
 from ..bot.fakes import make_ledger
 from .fake_slack import TOKEN, FakeSlack, fake_slack
 from .signing import SECRET, bolt_request, event_body, interactive_body
-
-
-@dataclass
-class Asked:
-    """One `ask()` running in the background; `done` is set with its answer or error."""
-
-    outcome: AskUserQuestionAnswer | UserQuestionError | None = None
-    done: anyio.Event = field(default_factory=anyio.Event)
-
-    async def result(self, seconds: float = 5) -> AskUserQuestionAnswer | UserQuestionError:
-        with anyio.fail_after(seconds):
-            await self.done.wait()
-        assert self.outcome is not None
-        return self.outcome
-
-    async def answer(self) -> AskUserQuestionAnswer:
-        outcome = await self.result()
-        assert isinstance(outcome, AskUserQuestionAnswer), outcome
-        return outcome
 
 
 @dataclass
@@ -68,21 +48,9 @@ class SlackRig:
     def ask(
         self, *questions: AskUserQuestionItem, agent: Agent | bool | None = True, signal: AbortSignal | None = None
     ) -> Asked:
-        asked = Asked()
         chosen = self.agent if agent is True else None if agent is False else agent
         request = AskUserQuestionRequest(questions=list(questions), agent=chosen, signal=signal)
-
-        async def run() -> None:
-            service = self.ctx.user_questions
-            assert service is not None
-            try:
-                asked.outcome = await service.ask(request)
-            except UserQuestionError as error:
-                asked.outcome = error
-            asked.done.set()
-
-        self.tasks.start_soon(run)
-        return asked
+        return ask_in_background(self.tasks, self.ctx, request)
 
     async def posted(self, count: int = 1) -> dict[str, Any]:
         """The `count`-th chat.postMessage, once it has happened."""
