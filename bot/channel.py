@@ -106,7 +106,10 @@ class ChannelAnswerer:
             )
             raise
         except DeliveryError as failure:
-            self.ledger.resolve(pending.id, "failed", code=failure.code, message=failure.message, via=self.name)
+            if pending.holders <= 1:
+                self.ledger.resolve(pending.id, "failed", code=failure.code, message=failure.message, via=self.name)
+            # Else this channel was an escalation target: the question is still open where it was first shown,
+            # and the escalating channel records the failure.
             raise
         finally:
             with anyio.CancelScope(shield=True):

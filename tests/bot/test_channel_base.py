@@ -225,3 +225,18 @@ async def test_a_resumed_question_is_not_delivered_twice(tmp_path: Path) -> None
         )
     assert channel.delivered == []
     assert result[0].answers[0].selected == ["No"]
+
+
+async def test_an_escalation_target_that_cannot_deliver_leaves_the_question_open(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, {"slack": [Subscription(escalate_after=timedelta(minutes=30))], "email": []})
+    rig.channels["email"].fail_with = "email: smtp.example.org:587 refused the message"
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask)
+        await rig.channels["slack"].delivery_seen.wait()
+        await settle(rig.clock, timedelta(minutes=30))
+        record = rig.ledger.store.get_question(rig.question_id())
+        assert record is not None and record.status == "pending"
+        assert rig.answer("No", by="U1", via="slack").won
+    assert isinstance(rig.outcome[0], AskUserQuestionAnswer)
+    failures = [event for event in rig.ledger.store.history() if event.kind == "failed"]
+    assert [(event.channel, event.detail["code"]) for event in failures] == [("slack", "DELIVERY_FAILED")]
