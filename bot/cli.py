@@ -30,8 +30,9 @@ def config_path(given: str | None) -> Path | None:
     return local if local.exists() else None
 
 
-def load(given: str | None) -> Config:
-    return load_config(config_path(given))
+def load(given: str | None, *, secrets: bool = True) -> Config:
+    """The config; `secrets=False` for commands that only read it, so they run without the channels' tokens."""
+    return load_config(config_path(given), check_environment=secrets)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -56,7 +57,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_routes(args: argparse.Namespace) -> int:
     from bot.routing import Router
 
-    config = load(args.config)
+    config = load(args.config, secrets=False)
     labels: dict[str, str] = {}
     for pair in args.label:
         key, sep, value = pair.partition("=")
@@ -74,7 +75,7 @@ def cmd_routes(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    config = load(args.config)
+    config = load(args.config, secrets=False)
     with Store.open(config.store.path) as store:
         events = store.history(agent_id=args.agent, question_id=args.question, limit=args.limit)
     for event in events:

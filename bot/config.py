@@ -63,13 +63,15 @@ class ConfigError(Exception):
         return ": ".join(part for part in (where, self.key, self.message) if part)
 
 
-def load_config(path: str | os.PathLike[str] | None, *, environ: Mapping[str, str] | None = None) -> Config:
+def load_config(
+    path: str | os.PathLike[str] | None, *, environ: Mapping[str, str] | None = None, check_environment: bool = True
+) -> Config:
     """Read, validate and check a config file; `None` gives the embedded default (web inbox alone).
 
     Raises ConfigError for an unreadable file, bad TOML, a bad value, or a missing environment variable.
     """
     if path is None:
-        return parse_config("", environ=environ)
+        return parse_config("", environ=environ, check_environment=check_environment)
     shown = os.fspath(path)
     try:
         with open(shown, "rb") as file:
@@ -85,10 +87,16 @@ def load_config(path: str | os.PathLike[str] | None, *, environ: Mapping[str, st
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ConfigError("the file is not UTF-8 text; save it as UTF-8", path=shown, line=None) from err
-    return parse_config(text, path=shown, environ=environ)
+    return parse_config(text, path=shown, environ=environ, check_environment=check_environment)
 
 
-def parse_config(text: str, *, path: str | None = None, environ: Mapping[str, str] | None = None) -> Config:
+def parse_config(
+    text: str,
+    *,
+    path: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    check_environment: bool = True,
+) -> Config:
     """Validate config text; `path` names it in errors and anchors a relative store path (else the current directory).
 
     Raises ConfigError naming the first problem, its dotted key and, where it can be found, its line.
@@ -108,7 +116,8 @@ def parse_config(text: str, *, path: str | None = None, environ: Mapping[str, st
         loc, message = _explain(err.errors()[0])
         raise _error(message, loc, text, path) from err
     env = os.environ if environ is None else environ
-    for loc, name in _required_environment(config):
+    # Commands that only read the config (routes, history) need no secrets; serve and ask-time code do.
+    for loc, name in _required_environment(config) if check_environment else ():
         if problem := _env_problem(name, env, noun=str(loc[-1]).removesuffix("_env").rsplit("_", 1)[-1]):
             raise _error(problem, loc, text, path)
     base = os.path.dirname(os.path.abspath(path)) if path is not None else os.getcwd()

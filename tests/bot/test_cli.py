@@ -193,3 +193,20 @@ async def test_history_shows_the_audit_log(tmp_path: Path, capsys: pytest.Captur
     assert "answered via web by alice" in lines[-1]
     assert main(["history", "--config", str(config_file), "--agent", "nobody", "--json"]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_routes_and_history_need_no_channel_secrets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLACK_BOT_TOKEN", raising=False)
+    monkeypatch.delenv("SLACK_SIGNING_SECRET", raising=False)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[store]\npath = "{tmp_path / "h.db"}"\n[slack]\n'
+        '[[slack.subscriptions]]\nagents = ["deploy-*"]\nchannel = "#deploys"\n'
+    )
+    assert main(["routes", "--config", str(config), "--agent", "deploy-7"]) == 0
+    assert capsys.readouterr().out.startswith("agent deploy-7: slack → web\n")
+    assert main(["history", "--config", str(config)]) == 0
+    assert main(["serve", "--config", str(config)]) == 2
+    assert "SLACK_BOT_TOKEN is not set" in capsys.readouterr().err
