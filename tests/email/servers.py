@@ -7,6 +7,7 @@ logs in with the password `botpass`, so each test takes a mailbox of its own on 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
@@ -93,7 +94,10 @@ protocol lda {{
         )
 
     def start(self) -> None:
-        self.process = subprocess.Popen([self.binary, "-F", "-c", str(self.conf)], stderr=subprocess.DEVNULL)
+        # Its own process group, so that stop() can end the imap processes too: a restart must drop the clients.
+        self.process = subprocess.Popen(
+            [self.binary, "-F", "-c", str(self.conf)], stderr=subprocess.DEVNULL, start_new_session=True
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
@@ -105,6 +109,11 @@ protocol lda {{
         raise RuntimeError(f"dovecot did not start; see {self.root}/dovecot.log")
 
     def stop(self) -> None:
+        """Stop Dovecot and every process it started, like a server restart: client connections are dropped.
+
+        The master alone does not always take its imap processes down at once, and a lingering one keeps serving
+        the old connection, which is not the restart the tests mean.
+        """
         if self.process is not None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -112,6 +121,8 @@ protocol lda {{
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
             self.process = None
 
     def remove(self) -> None:
