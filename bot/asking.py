@@ -30,7 +30,7 @@ EXIT_OF_CODE = {"NO_PROVIDER": NO_ANSWERER, "ASK_TIMEOUT": ENDED, "ASK_CANCELLED
 
 
 class BadInput(Exception):
-    pass
+    """A flag or file the user gave cannot be used; the message says which and how to fix it."""
 
 
 def request_body(args: argparse.Namespace) -> dict[str, Any]:
@@ -59,7 +59,7 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
         item["intent"] = {"kind": "plan-review", "approve": args.plan_review}
     body: dict[str, Any] = {"questions": [item]}
     if args.agent:
-        labels = dict(_label(pair) for pair in args.label)
+        labels = parse_labels(args.label)
         body["agent"] = {"id": args.agent, "name": args.agent_name, "labels": labels}
     return body
 
@@ -145,8 +145,12 @@ def _read_detail(value: str) -> str:
         raise BadInput(f"--detail {value}: {error.strerror or error}") from None
 
 
-def _label(pair: str) -> tuple[str, str]:
-    key, sep, value = pair.partition("=")
-    if not sep or not key:
-        raise BadInput(f"--label {pair!r}: write it as key=value")
-    return key, value
+def parse_labels(pairs: list[str]) -> dict[str, str]:
+    """`--label key=value` flags as a dict (used by `ask` and `routes`). Raises BadInput for a malformed one."""
+    labels: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise BadInput(f"--label {pair!r}: write it as key=value")
+        labels[key] = value
+    return labels

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 
+from bot.asking import BadInput, parse_labels
 from bot.config import Config, ConfigError, load_config
 from bot.records import AgentRef
 from bot.store import Store, StoreError
@@ -58,12 +59,7 @@ def cmd_routes(args: argparse.Namespace) -> int:
     from bot.routing import Router
 
     config = load(args.config, secrets=False)
-    labels: dict[str, str] = {}
-    for pair in args.label:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--label {pair!r}: write it as key=value")
-        labels[key] = value
+    labels = parse_labels(args.label)
     agent = None if args.agent is None else AgentRef(id=args.agent, name=args.name, labels=labels)
     router = Router.from_config(config)
     who = f"agent {args.agent}" if agent else "an agentless request"
@@ -139,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
-    except ConfigError as error:
+    except (ConfigError, BadInput) as error:
         print(f"handraise: {error}", file=sys.stderr)
         return 2
     except StoreError as error:

@@ -210,3 +210,8 @@ def test_routes_and_history_need_no_channel_secrets(
     assert main(["history", "--config", str(config)]) == 0
     assert main(["serve", "--config", str(config)]) == 2
     assert "SLACK_BOT_TOKEN is not set" in capsys.readouterr().err
+
+
+def test_routes_refuses_a_malformed_label_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["routes", "--agent", "deploy-7", "--label", "team"]) == 2
+    assert capsys.readouterr().err == "handraise: --label 'team': write it as key=value\n"
