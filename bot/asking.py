@@ -1,5 +1,7 @@
 """`handraise ask`: submit a question to the server, wait (re-polling across server restarts), print the answer.
 
+Standard library only (see bot/cli.py): it starts in a shell loop for every question.
+
 Exit codes: 0 answered, 1 failed otherwise, 2 bad input, 3 cancelled/expired/timed out, 4 no answerer,
 5 server unreachable. Errors go to stderr on one line; the answer JSON alone goes to stdout.
 """
@@ -15,10 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.client import ApiClient, Reply, Unreachable
-from bot.durations import parse_duration
-from core import AskUserQuestionAnswer
-from core.tool import format_answer
+from bot.client import ApiClient, Reply, Unreachable, compact_answer
+from bot.duration_text import parse_duration
 
 ANSWERED, FAILED, BAD_INPUT, ENDED, NO_ANSWERER, UNREACHABLE = 0, 1, 2, 3, 4, 5
 POLL_SECONDS = 30
@@ -108,7 +108,7 @@ def _wait(client: ApiClient, question_id: str, deadline: float | None) -> int:
         if status == "pending":
             continue
         if status == "answered":
-            print(format_answer(AskUserQuestionAnswer.model_validate(reply.body["answer"])))
+            print(compact_answer(reply.body["answer"]))
             return ANSWERED
         error = reply.body.get("error") or {}
         code = str(error.get("code", ""))

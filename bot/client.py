@@ -1,4 +1,7 @@
-"""A small blocking client of the HTTP API, for `handraise ask` in shell scripts and CI pipelines."""
+"""A small blocking client of the HTTP API, for `handraise ask`, the Claude Code hook and the MCP stdio server.
+
+Standard library only: these start once per question, and importing pydantic or aiohttp would double their start-up.
+"""
 
 from __future__ import annotations
 
@@ -54,3 +57,17 @@ def _json(raw: bytes) -> dict[str, Any]:
 def _reason(error: BaseException) -> str:
     reason = getattr(error, "reason", None)
     return str(reason if reason is not None else error)
+
+
+def compact_answer(answer: object) -> str:
+    """The wire answer as the seam tool prints it (`core.tool.format_answer`): no spaces, `custom` only when given."""
+    items: list[dict[str, Any]] = []
+    raw_items = answer.get("answers") if isinstance(answer, dict) else None
+    for raw in raw_items if isinstance(raw_items, list) else []:
+        if not isinstance(raw, dict):
+            continue
+        entry: dict[str, Any] = {"id": raw.get("id"), "selected": list(raw.get("selected") or [])}
+        if raw.get("custom") is not None:
+            entry["custom"] = raw["custom"]
+        items.append(entry)
+    return json.dumps({"answers": items}, separators=(",", ":"), ensure_ascii=False)

@@ -15,7 +15,7 @@ from bot.api import add_api_routes, bearer_auth
 from bot.channel import Channel
 from bot.clock import Clock
 from bot.config import Config, resolve_secret
-from bot.install import Installation, install
+from bot.installation import Installation, install
 from bot.remote import RemoteQuestions
 from bot.tasks import TaskBag
 from core import AgentRegistry, Context, ErrorCode, UserQuestionService

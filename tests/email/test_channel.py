@@ -13,7 +13,7 @@ import pytest
 from bot.clock import FakeClock
 from bot.config import Config, ConfigError
 from bot.email.channel import EmailChannel
-from bot.install import build_channels
+from bot.installation import build_channels
 from bot.ledger import Ledger
 from bot.store import Store
 from core import AbortController, AskUserQuestionAnswer, AskUserQuestionAnswerItem, UserQuestionError

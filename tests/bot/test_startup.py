@@ -1,0 +1,52 @@
+"""The per-question commands start without the server's libraries (what keeps them within 150 ms of bare Python).
+
+Each case runs the real CLI in a fresh interpreter and reports which modules it imported; timing lives in
+bench/startup.py, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from .program_rig import free_port
+
+HEAVY = ("aiohttp", "slack_bolt", "slack_sdk", "pydantic", "pydantic_core", "mcp", "core", "anyio")
+
+PROBE = """
+import json, sys
+from bot.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.__stdout__)
+"""
+
+
+def imported_by(*argv: str, stdin: str = "") -> set[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], input=stdin, capture_output=True, text=True, timeout=60
+    )
+    last = result.stdout.strip().splitlines()[-1]
+    return {name.partition(".")[0] for name in json.loads(last)}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("ask", "--help"),
+        ("ask", "Deploy?", "-o", "Yes", "--timeout", "1s", "--server", "http://127.0.0.1:{port}"),
+    ],
+    ids=["ask --help", "ask against an unreachable server"],
+)
+def test_ask_imports_none_of_the_servers_libraries(argv: tuple[str, ...]) -> None:
+    port = str(free_port())
+    assert imported_by(*(part.replace("{port}", port) for part in argv)) & set(HEAVY) == set()
+
+
+def test_serve_help_also_stays_light_until_serve_runs() -> None:
+    assert imported_by("serve", "--help") & set(HEAVY) == set()
