@@ -9,7 +9,6 @@ Exit codes: 0 answered, 1 failed otherwise, 2 bad input, 3 cancelled/expired/tim
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
@@ -21,9 +20,6 @@ from bot.client import ApiClient, Reply, Unreachable, compact_answer
 from bot.duration_text import parse_duration
 
 ANSWERED, FAILED, BAD_INPUT, ENDED, NO_ANSWERER, UNREACHABLE = 0, 1, 2, 3, 4, 5
-POLL_SECONDS = 30
-UNREACHABLE_PATIENCE = 300.0
-"""How long a waiting `ask` keeps re-polling a server that went away (a restart) before giving up."""
 
 EXIT_OF_STATUS = {"answered": ANSWERED, "cancelled": ENDED, "expired": ENDED, "failed": FAILED}
 EXIT_OF_CODE = {"NO_PROVIDER": NO_ANSWERER, "ASK_TIMEOUT": ENDED, "ASK_CANCELLED": ENDED, "ASK_ABORTED": ENDED}
@@ -83,43 +79,22 @@ def run_ask(args: argparse.Namespace) -> int:
 
 
 def _wait(client: ApiClient, question_id: str, deadline: float | None) -> int:
-    unreachable_since: float | None = None
-    pause = 0.2
-    while True:
-        remaining = None if deadline is None else deadline - time.monotonic()
-        if remaining is not None and remaining <= 0:
-            _cancel(client, question_id)
-            return _fail(ENDED, f"no answer to {question_id} in time; cancelled it")
-        wait = POLL_SECONDS if remaining is None else max(0.0, min(POLL_SECONDS, remaining))
-        try:
-            reply = client.call("GET", f"/v1/questions/{question_id}?wait={wait:.1f}", wait=wait)
-        except Unreachable as error:
-            now = time.monotonic()
-            unreachable_since = unreachable_since or now
-            if now - unreachable_since > UNREACHABLE_PATIENCE:
-                return _fail(UNREACHABLE, str(error))
-            time.sleep(pause)
-            pause = min(pause * 2, 5.0)
-            continue
-        unreachable_since, pause = None, 0.2
-        if reply.status != 200:
-            return _refused(reply)
-        status = reply.body.get("status")
-        if status == "pending":
-            continue
-        if status == "answered":
-            print(compact_answer(reply.body["answer"]))
-            return ANSWERED
-        error = reply.body.get("error") or {}
-        code = str(error.get("code", ""))
-        return _fail(
-            EXIT_OF_CODE.get(code, EXIT_OF_STATUS.get(str(status), FAILED)), f"{status}: {error.get('message')}"
-        )
-
-
-def _cancel(client: ApiClient, question_id: str) -> None:
-    with contextlib.suppress(Unreachable):
-        client.call("DELETE", f"/v1/questions/{question_id}")
+    try:
+        reply = client.wait_resolved(question_id, deadline)
+    except Unreachable as error:
+        return _fail(UNREACHABLE, str(error))
+    if reply is None:
+        client.cancel(question_id)
+        return _fail(ENDED, f"no answer to {question_id} in time; cancelled it")
+    if reply.status != 200:
+        return _refused(reply)
+    status = reply.body.get("status")
+    if status == "answered":
+        print(compact_answer(reply.body["answer"]))
+        return ANSWERED
+    error = reply.body.get("error") or {}
+    code = str(error.get("code", ""))
+    return _fail(EXIT_OF_CODE.get(code, EXIT_OF_STATUS.get(str(status), FAILED)), f"{status}: {error.get('message')}")
 
 
 def _refused(reply: Reply) -> int:

@@ -6,10 +6,16 @@ Standard library only: these start once per question, and importing pydantic or 
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
+
+POLL_SECONDS = 30
+"""The longest single long-poll; shorter than any proxy's idle timeout."""
+UNREACHABLE_PATIENCE = 300.0
+"""How long a waiting client keeps re-polling a server that went away (a restart) before giving up."""
 
 
 class Unreachable(Exception):
@@ -44,6 +50,44 @@ class ApiClient:
             return Reply(error.code, _json(error.read()))
         except (urllib.error.URLError, OSError) as error:
             raise Unreachable(f"cannot reach handraise at {self.base_url}: {_reason(error)}") from error
+
+    def wait_resolved(
+        self, question_id: str, deadline: float | None, *, patience: float = UNREACHABLE_PATIENCE
+    ) -> Reply | None:
+        """Long-poll until the question leaves `pending`; returns that reply (or the server's refusal, not 200).
+
+        Returns None when the `time.monotonic()` deadline passes first (the question is still open: the caller
+        decides whether to cancel it). Rides out a server restart, re-polling with backoff; raises Unreachable once
+        the server has been away longer than `patience`.
+        """
+        unreachable_since: float | None = None
+        pause = 0.2
+        while True:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return None
+            wait = POLL_SECONDS if remaining is None else max(0.0, min(POLL_SECONDS, remaining))
+            try:
+                reply = self.call("GET", f"/v1/questions/{question_id}?wait={wait:.1f}", wait=wait)
+            except Unreachable:
+                now = time.monotonic()
+                unreachable_since = unreachable_since or now
+                if now - unreachable_since > patience:
+                    raise
+                time.sleep(pause if remaining is None else min(pause, max(remaining, 0.0)))
+                pause = min(pause * 2, 5.0)
+                continue
+            unreachable_since, pause = None, 0.2
+            if reply.status != 200 or reply.body.get("status") != "pending":
+                return reply
+
+    def cancel(self, question_id: str) -> bool:
+        """DELETE the question so every channel retracts it; False when the server could not be reached."""
+        try:
+            self.call("DELETE", f"/v1/questions/{question_id}")
+        except Unreachable:
+            return False
+        return True
 
 
 def _json(raw: bytes) -> dict[str, Any]:
