@@ -67,6 +67,28 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--limit", type=int, default=200)
     history.add_argument("--json", action="store_true", help="one JSON object per line")
     _runs(history, "bot.config_commands:run")
+    hook = commands.add_parser(
+        "claude-hook",
+        help="answer Claude Code's questions and permission prompts through handraise (reads a hook event on stdin)",
+        description="Run by Claude Code as a hook. Without an action: read the hook event on stdin, ask through the "
+        "running `handraise serve`, print the decision. Anything going wrong leaves the decision to Claude Code.",
+    )
+    _server_flag(hook)
+    hook.add_argument("--label", action="append", default=[], help="an agent label key=value for routing (repeat)")
+    hook.add_argument("--timeout", help="give up (and cancel the question) after this long (default: 59m40s)")
+    _runs(hook, "bot.claude.hook:run_hook")
+    actions = hook.add_subparsers(dest="action", metavar="{install,uninstall}")
+    for action, text in (("install", "add handraise's hooks to Claude Code's settings"), ("uninstall", "remove them")):
+        sub = actions.add_parser(action, help=text)
+        where = sub.add_mutually_exclusive_group()
+        where.add_argument("--user", action="store_true", help="~/.claude/settings.json")
+        where.add_argument("--project", action="store_true", help="./.claude/settings.json (the default)")
+        where.add_argument("--settings", metavar="FILE", help="another settings file")
+        if action == "install":
+            sub.add_argument("--server", default=None, help="write --server URL into the hook command")
+            sub.add_argument("--label", action="append", default=[], help="write --label key=value into it (repeat)")
+            sub.add_argument("--no-permissions", action="store_true", help="only AskUserQuestion, not tool prompts")
+        _runs(sub, "bot.claude.settings:run_settings")
     return parser
 
 

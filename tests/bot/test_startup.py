@@ -48,5 +48,20 @@ def test_ask_imports_none_of_the_servers_libraries(argv: tuple[str, ...]) -> Non
     assert imported_by(*(part.replace("{port}", port) for part in argv)) & set(HEAVY) == set()
 
 
+def test_the_claude_hook_imports_none_of_the_servers_libraries() -> None:
+    event = json.dumps(
+        {
+            "hook_event_name": "PermissionRequest",
+            "session_id": "s",
+            "cwd": "/tmp/project",
+            "tool_name": "Bash",
+            "tool_input": {"command": "make"},
+        }
+    )
+    modules = imported_by("claude-hook", "--server", f"http://127.0.0.1:{free_port()}", stdin=event)
+    assert "bot" in modules
+    assert modules & set(HEAVY) == set()
+
+
 def test_serve_help_also_stays_light_until_serve_runs() -> None:
     assert imported_by("serve", "--help") & set(HEAVY) == set()
