@@ -5,10 +5,10 @@ Standard library only: these start once per question, and importing pydantic or 
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,20 +36,29 @@ class ApiClient:
 
     def call(self, method: str, path: str, body: object = None, *, wait: float = 0) -> Reply:
         """One request; returns status and JSON body (HTTP errors included). Raises Unreachable."""
+        # http.client rather than urllib.request: the same requests, at a third of the import time.
+        parts = urllib.parse.urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise Unreachable(f"cannot reach handraise at {self.base_url}: not an http:// or https:// URL")
+        connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.base_url + path, data=data, method=method)
-        request.add_header("Accept", "application/json")
+        headers = {"Accept": "application/json"}
         if data is not None:
-            request.add_header("Content-Type", "application/json")
+            headers["Content-Type"] = "application/json"
         if self.token:
-            request.add_header("Authorization", f"Bearer {self.token}")
+            headers["Authorization"] = f"Bearer {self.token}"
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout + wait) as response:
-                return Reply(response.status, _json(response.read()))
-        except urllib.error.HTTPError as error:
-            return Reply(error.code, _json(error.read()))
-        except (urllib.error.URLError, OSError) as error:
+            connection = connection_type(parts.hostname, parts.port, timeout=self.timeout + wait)
+        except ValueError as error:  # a port that is not a number
+            raise Unreachable(f"cannot reach handraise at {self.base_url}: {error}") from None
+        try:
+            connection.request(method, parts.path.rstrip("/") + path, body=data, headers=headers)
+            response = connection.getresponse()
+            return Reply(response.status, _json(response.read()))
+        except (OSError, http.client.HTTPException) as error:
             raise Unreachable(f"cannot reach handraise at {self.base_url}: {_reason(error)}") from error
+        finally:
+            connection.close()
 
     def wait_resolved(
         self, question_id: str, deadline: float | None, *, patience: float = UNREACHABLE_PATIENCE
@@ -99,8 +108,7 @@ def _json(raw: bytes) -> dict[str, Any]:
 
 
 def _reason(error: BaseException) -> str:
-    reason = getattr(error, "reason", None)
-    return str(reason if reason is not None else error)
+    return str(error) or type(error).__name__
 
 
 def compact_answer(answer: object) -> str:

@@ -1,0 +1,70 @@
+"""Start-up of the per-question commands beside a bare interpreter, measured in the same run.
+
+Run: `uv run python bench/startup.py [ROUNDS]`. Each case is a fresh process, run ROUNDS times interleaved with the
+others (so machine load falls on all alike); prints the median and the median minus bare `python -c pass`.
+Target: `handraise claude-hook` and `handraise ask` within 150 ms of the bare interpreter. No server runs: the
+commands fail fast on a refused connection, which is the start-up cost plus one connect.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+HOOK_EVENT = json.dumps(
+    {
+        "hook_event_name": "PermissionRequest",
+        "session_id": "bench",
+        "cwd": "/tmp/project",
+        "tool_name": "Bash",
+        "tool_input": {"command": "make test"},
+    }
+)
+
+
+def closed_port() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    handraise = shutil.which("handraise", path=os.path.dirname(sys.executable)) or "handraise"
+    server = closed_port()
+    cases: dict[str, tuple[list[str], str]] = {
+        "python -c pass": ([sys.executable, "-c", "pass"], ""),
+        "handraise ask --help": ([handraise, "ask", "--help"], ""),
+        "handraise ask (server refused)": ([handraise, "ask", "Q?", "--server", server], ""),
+        "handraise claude-hook (server refused)": ([handraise, "claude-hook", "--server", server], HOOK_EVENT),
+        "python -c 'import bot.program' (the server side)": ([sys.executable, "-c", "import bot.program"], ""),
+    }
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    cpu: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, (argv, stdin) in cases.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False)
+            times[name].append(time.perf_counter() - started)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    bare, bare_cpu = statistics.median(times["python -c pass"]), statistics.median(cpu["python -c pass"])
+    print(f"{rounds} rounds, Python {sys.version.split()[0]}; wall and CPU (user+sys) medians, and over bare")
+    for name in cases:
+        wall, used = statistics.median(times[name]), statistics.median(cpu[name])
+        print(
+            f"{name:50s} wall {wall * 1000:7.1f} ms (+{(wall - bare) * 1000:6.1f})   "
+            f"CPU {used * 1000:7.1f} ms (+{(used - bare_cpu) * 1000:6.1f})"
+        )
+
+
+if __name__ == "__main__":
+    main()
