@@ -61,11 +61,12 @@ def question_json(record: QuestionRecord) -> dict[str, Any]:
 
 
 def bearer_auth(token: str | None) -> Any:
-    """Require `Authorization: Bearer <token>` on /v1 when a token is configured (always, beyond loopback)."""
+    """Require `Authorization: Bearer <token>` on /v1 and /mcp when a token is configured (always, beyond loopback)."""
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if token is None or not request.path.startswith("/v1/"):
+        guarded = request.path.startswith("/v1/") or request.path == "/mcp" or request.path.startswith("/mcp/")
+        if token is None or not guarded:
             return await handler(request)
         given = request.headers.get("Authorization", "")
         expected = f"Bearer {token}"

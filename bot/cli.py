@@ -1,4 +1,4 @@
-"""`handraise`: serve, ask, routes, history, claude-hook, mcp. For people and for shell scripts (stable exit codes).
+"""`handraise`: serve, ask, routes, history, mcp, claude-hook. For people and for shell scripts (stable exit codes).
 
 Each command's module is imported only when that command runs: `handraise claude-hook` runs on every question and
 permission prompt of a Claude Code session and `handraise ask` in shell loops, so they must not pay for importing
@@ -67,6 +67,18 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--limit", type=int, default=200)
     history.add_argument("--json", action="store_true", help="one JSON object per line")
     _runs(history, "bot.config_commands:run")
+    mcp = commands.add_parser(
+        "mcp",
+        help="an MCP server on stdin/stdout for Claude Desktop, Cursor and other MCP clients",
+        description="Serve ask_user_question, get_answer and cancel_question over MCP's stdio transport, asking "
+        "through the running `handraise serve` (its /mcp path serves the same tools over HTTP).",
+    )
+    _server_flag(mcp)
+    mcp.add_argument("--label", action="append", default=[], help="an agent label key=value for routing (repeat)")
+    mcp.add_argument("--wait", type=float, default=50.0, help="default wait_seconds of a call (default: 50)")
+    mcp.add_argument("--progress-every", type=float, default=15.0, help="seconds between progress notifications")
+    _runs(mcp, "bot.mcp_server.stdio:run_mcp")
+
     hook = commands.add_parser(
         "claude-hook",
         help="answer Claude Code's questions and permission prompts through handraise (reads a hook event on stdin)",

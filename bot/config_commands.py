@@ -44,6 +44,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def ready(where: Running) -> None:
         print(f"handraise is serving {where.base_url}  (config: {path or 'none; the embedded default'})", flush=True)
         print(f'  agents ask:   POST {where.base_url}/v1/questions   or   handraise ask "…?"', flush=True)
+        print(f"  MCP clients:  {where.base_url}/mcp   or   handraise mcp", flush=True)
         if where.inbox_url:
             print(f"  web inbox:    {where.inbox_url}", flush=True)
         if where.resumed:

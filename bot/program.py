@@ -16,6 +16,9 @@ from bot.channel import Channel
 from bot.clock import Clock
 from bot.config import Config, resolve_secret
 from bot.installation import Installation, install
+from bot.mcp_server.http import McpEndpoint
+from bot.mcp_server.relay import ProgramRelay
+from bot.mcp_server.tools import QuestionTools, Timing
 from bot.remote import RemoteQuestions
 from bot.tasks import TaskBag
 from core import AgentRegistry, Context, ErrorCode, UserQuestionService
@@ -50,9 +53,16 @@ def abandon_local_questions(installation: Installation) -> int:
 
 @asynccontextmanager
 async def running(
-    config: Config, *, clock: Clock | None = None, channels: Sequence[Channel] | None = None
+    config: Config,
+    *,
+    clock: Clock | None = None,
+    channels: Sequence[Channel] | None = None,
+    mcp_timing: Timing | None = None,
 ) -> AsyncIterator[Running]:
-    """Start everything, yield where it listens, and stop it cleanly on exit; pending questions stay stored."""
+    """Start everything, yield where it listens, and stop it cleanly on exit; pending questions stay stored.
+
+    `mcp_timing` shortens /mcp's default wait and progress interval (for tests).
+    """
     ctx = Context()
     ctx.plugin(AgentRegistry)
     ctx.plugin(UserQuestionService)
@@ -68,6 +78,9 @@ async def running(
         async with anyio.create_task_group() as tasks:
             remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
             add_api_routes(app, installation.ledger, remote)
+            tools = QuestionTools(ProgramRelay(remote, installation.ledger), timing=mcp_timing or Timing())
+            mcp = McpEndpoint(tools, host=config.server.host)
+            mcp.add_routes(app)
             if inbox is not None:
                 inbox.add_routes(app)
             for channel in installation.channels:
@@ -81,7 +94,8 @@ async def running(
             tasks.start_soon(installation.run)
             inbox_url = inbox.url(base_url) if inbox is not None else None
             try:
-                yield Running(base_url, inbox_url, resumed, installation, remote, ctx)
+                async with mcp.running():
+                    yield Running(base_url, inbox_url, resumed, installation, remote, ctx)
             finally:
                 # Stopping is not the agents' cancelling: their questions stay pending for the next run.
                 installation.ledger.close()

@@ -110,36 +110,40 @@ class AskUserQuestionTool:
         Failures other than `UserQuestionError` (bugs) propagate.
         """
         try:
-            arguments = _parse_arguments(args)
+            questions = parse_questions(args)
         except ValueError as invalid:
             return f"Error: {invalid}"
         service = self._ctx.user_questions
         if service is None:
             return "Error: no user-questions service is installed (ctx.plugin(UserQuestionService))"
-        request = AskUserQuestionRequest(
-            questions=[
-                AskUserQuestionItem(
-                    id=question.id,
-                    question=question.question,
-                    header=question.header,
-                    options=None
-                    if question.options is None
-                    else [
-                        AskUserQuestionOption(label=option.label, description=option.description)
-                        for option in question.options
-                    ],
-                    multi_select=bool(question.multi_select),
-                )
-                for question in arguments.questions
-            ],
-            agent=agent,
-            signal=signal,
-        )
+        request = AskUserQuestionRequest(questions=questions, agent=agent, signal=signal)
         try:
             answer = await service.ask(request)
         except UserQuestionError as refused:
             return f"Error: {refused.message}"
         return format_answer(answer)
+
+
+def parse_questions(args: Mapping[str, Any] | str) -> list[AskUserQuestionItem]:
+    """The tool's arguments (a mapping or its JSON text) as question items; raises ValueError naming the first problem.
+
+    For transports that carry the tool elsewhere (MCP), so they accept exactly what `execute` accepts.
+    """
+    arguments = _parse_arguments(args)
+    return [
+        AskUserQuestionItem(
+            id=question.id,
+            question=question.question,
+            header=question.header,
+            options=None
+            if question.options is None
+            else [
+                AskUserQuestionOption(label=option.label, description=option.description) for option in question.options
+            ],
+            multi_select=bool(question.multi_select),
+        )
+        for question in arguments.questions
+    ]
 
 
 def format_answer(answer: AskUserQuestionAnswer) -> str:
