@@ -170,7 +170,7 @@ def permission_question(event: HookEvent) -> dict[str, Any]:
         "detail": describe_tool(event.tool_name, event.tool_input),
         "options": [
             {"label": ALLOW, "description": "let Claude run it"},
-            {"label": DENY, "description": "Claude is told no; write a reason instead to tell it why"},
+            {"label": DENY, "description": "Claude is told no; or write why, and Claude reads it"},
         ],
         "intent": {"kind": "plan-review", "approve": ALLOW},
     }
@@ -218,7 +218,7 @@ def _describe(tool_name: str, tool_input: dict[str, Any]) -> str:
     path = text("file_path")
     if tool_name == "Bash" and (command := text("command")) is not None:
         why = f"{description}\n\n" if (description := text("description")) else ""
-        return f"{why}{_code(command, 'sh')}"
+        return f"{why}{_code(command)}"
     if tool_name == "Edit" and path is not None:
         every = " (every occurrence)" if tool_input.get("replace_all") is True else ""
         return f"Edit `{path}`{every}\n\n" + _diff(text("old_string") or "", text("new_string") or "")
@@ -241,21 +241,22 @@ def _describe(tool_name: str, tool_input: dict[str, Any]) -> str:
         return plan
     if tool_name.startswith("mcp__"):
         server, _, tool = tool_name[len("mcp__") :].partition("__")
-        return f"MCP tool `{tool or server}` of server `{server}` with\n\n" + _code(_json(tool_input), "json")
-    return f"{tool_name} with\n\n" + _code(_json(tool_input), "json")
+        return f"MCP tool `{tool or server}` of server `{server}` with\n\n" + _code(_json(tool_input))
+    return f"{tool_name} with\n\n" + _code(_json(tool_input))
 
 
 def _diff(old: str, new: str) -> str:
     removed = "\n".join(f"- {line}" for line in old.splitlines()) or "- (nothing)"
     added = "\n".join(f"+ {line}" for line in new.splitlines()) or "+ (nothing)"
-    return _code(f"{removed}\n{added}", "diff")
+    return _code(f"{removed}\n{added}")
 
 
-def _code(text: str, language: str = "") -> str:
-    # A fence longer than any backtick run inside, so the tool's text cannot close it early.
+def _code(text: str) -> str:
+    # A fence longer than any backtick run inside, so the tool's text cannot close it early. No language tag:
+    # Slack's mrkdwn would show it as a first line of the code.
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{text}\n{fence}"
+    return f"{fence}\n{text}\n{fence}"
 
 
 def _json(value: object) -> str:

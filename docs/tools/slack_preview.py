@@ -28,6 +28,7 @@ DOCS = Path(__file__).resolve().parent.parent
 IMAGES = {
     "slack-preview-plan-review.json": "slack-message.png",
     "slack-preview-answered.json": "slack-answered.png",
+    "slack-preview-permission.json": "slack-permission.png",
 }
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

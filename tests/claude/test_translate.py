@@ -53,7 +53,7 @@ def test_free_text_replaces_a_single_choice_and_a_skipped_question_is_left_out()
 @pytest.mark.parametrize(
     ("payload", "shown"),
     [
-        (payloads.BASH, ["Rebuild the release", "```sh\nrm -rf build && make release\n```"]),
+        (payloads.BASH, ["Rebuild the release", "```\nrm -rf build && make release\n```"]),
         (payloads.EDIT, ["Edit `/home/dev/projects/billing-api/app/settings.py`", "- DEBUG = True\n+ DEBUG = False"]),
         (payloads.WRITE, ["Write `/home/dev/projects/billing-api/notes.md` (100 lines)", "line 40\n```", "60 more"]),
         (payloads.WEBFETCH, ["Fetch https://example.org/spec", "Summarise the API"]),
@@ -78,7 +78,7 @@ def test_a_write_shows_only_the_head_of_the_content() -> None:
 
 def test_backticks_in_a_command_cannot_close_its_code_block() -> None:
     detail = translate.describe_tool("Bash", {"command": "echo ```; rm -rf /"})
-    assert detail.startswith("````sh\n") and detail.endswith("\n````")
+    assert detail.startswith("````\n") and detail.endswith("\n````")
 
 
 def test_an_oversize_input_is_cut_and_says_so() -> None:

@@ -14,10 +14,13 @@ from typing import Any
 
 import pytest
 
-from bot.records import QuestionRecord
+from bot.claude.translate import agent_of, parse_event, permission_question
+from bot.records import AgentRef, QuestionRecord
 from bot.slack.ids import ModalRef
 from bot.slack.modal import render_answer_modal
 from bot.slack.render import render_outcome, render_question
+from core import AskUserQuestionItem
+from tests.claude import payloads
 
 from .blockkit import check_blocks, check_view
 from .records import answered, ended, item, labels, record
@@ -170,11 +173,19 @@ def test_the_batch_modal_matches_its_snapshot() -> None:
     compare(SNAPSHOTS / "batch-modal.json", view)
 
 
+def permission_prompt() -> QuestionRecord:
+    """What `handraise claude-hook` asks when Claude Code wants to run a command (tests/claude/payloads.py)."""
+    event = parse_event(json.dumps(payloads.BASH))
+    question = AskUserQuestionItem.model_validate(permission_question(event))
+    return record(question, agent=AgentRef(**agent_of(event, {})))
+
+
 PREVIEWS = {
     "slack-preview-question.json": lambda: render_question(deploy(), mentions=["U0ALICE"]).blocks,
     "slack-preview-plan-review.json": lambda: render_question(plan_review(), mentions=["U0ALICE"]).blocks,
     "slack-preview-batch.json": lambda: render_question(batch(), mentions=["S0ONCALL"]).blocks,
     "slack-preview-answered.json": lambda: render_outcome(outcomes()["plan-review-approved"]).blocks,
+    "slack-preview-permission.json": lambda: render_question(permission_prompt(), mentions=["U0ALICE"]).blocks,
 }
 
 
