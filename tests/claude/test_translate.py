@@ -148,3 +148,17 @@ def test_garbage_is_not_a_hook_event(text: str) -> None:
 def test_malformed_ask_user_question_input_is_refused(tool_input: dict[str, object]) -> None:
     with pytest.raises(NotAHookEvent):
         translate.questions_of(tool_input)
+
+
+def test_ask_user_question_arriving_as_a_permission_request_is_answered_there() -> None:
+    tool_input = payloads.ask_user_question()["tool_input"]
+    answer = {"answers": [{"id": "q1", "selected": ["Vue"]}]}
+    output = translate.permission_answer(tool_input, answer)["hookSpecificOutput"]
+    assert output["hookEventName"] == "PermissionRequest"
+    assert output["decision"] == {
+        "behavior": "allow",
+        "updatedInput": {
+            "questions": tool_input["questions"],
+            "answers": {"Which framework should the dashboard use?": "Vue"},
+        },
+    }
