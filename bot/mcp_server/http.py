@@ -20,6 +20,7 @@ from aiohttp import web
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from bot.api import MAX_BODY_BYTES, error_response
 from bot.mcp_server.tools import QuestionTools
 
 PATH = "/mcp"
@@ -48,6 +49,9 @@ class McpEndpoint:
                 self._tools.stopping = True
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+            # Refused before reading, as /v1 does; the SDK's own limit still guards a body sent without a length.
+            return error_response(413, "TOO_LARGE", f"the request body is over {MAX_BODY_BYTES} bytes")
         bridge = _AsgiCall(request)
         await self._manager.handle_request(bridge.scope(), bridge.receive, bridge.send)
         return await bridge.finish()

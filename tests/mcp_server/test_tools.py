@@ -191,3 +191,35 @@ async def test_the_stdio_server_sends_the_api_token(tmp_path: Path) -> None:
     async with serve(tmp_path, api_token="s3cret") as program, stdio_client(program, token="s3cret") as client:
         result = await client.call_tool("ask_user_question", {**DEPLOY, "wait_seconds": 0})
     assert structured(result)["status"] == "pending"
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "refused"),
+    [
+        ({"Host": "evil.example:80"}, b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}', {403, 421}),
+        ({}, b"{not json", {400}),
+    ],
+    ids=["another host (DNS rebinding)", "garbage"],
+)
+async def test_hostile_requests_to_mcp_are_refused(
+    tmp_path: Path, headers: dict[str, str], body: bytes, refused: set[int]
+) -> None:
+    wanted = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers}
+    async with serve(tmp_path) as program, httpx2.AsyncClient() as http:
+        reply = await http.post(f"{program.base_url}/mcp", content=body, headers=wanted)
+        assert reply.status_code in refused, reply.text
+        assert program.installation.store.list_questions() == []
+
+
+async def test_an_oversize_body_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    async with serve(tmp_path) as program:
+        host, port = program.base_url.removeprefix("http://").rsplit(":", 1)
+        async with await anyio.connect_tcp(host, int(port)) as stream:
+            # Only the headers: a server that waited for the 10 MB body would never answer.
+            await stream.send(
+                f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {10 * 1024 * 1024}\r\nConnection: close\r\n\r\n".encode()
+            )
+            with anyio.fail_after(10):
+                status_line = (await stream.receive()).split(b"\r\n", 1)[0]
+    assert status_line == b"HTTP/1.1 413 Request Entity Too Large"
