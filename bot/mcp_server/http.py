@@ -27,6 +27,7 @@ PATH = "/mcp"
 BODY_CHUNK = 64 * 1024
 DISCONNECT_POLL_SECONDS = 0.5
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+STOP_GRACE_SECONDS = 5
 
 Message = MutableMapping[str, Any]
 
@@ -34,6 +35,7 @@ Message = MutableMapping[str, Any]
 class McpEndpoint:
     def __init__(self, tools: QuestionTools, *, host: str) -> None:
         self._tools = tools
+        self._calls: set[_AsgiCall] = set()
         self._manager = StreamableHTTPSessionManager(app=tools.server(), security_settings=_security(host))
 
     def add_routes(self, app: web.Application) -> None:
@@ -46,15 +48,25 @@ class McpEndpoint:
             try:
                 yield
             finally:
-                self._tools.stopping = True
+                # Waiting tool calls answer "pending" with their handle; let those answers reach the clients before
+                # the sessions close (the GET streams never end by themselves, so only POSTs are waited for).
+                self._tools.stop()
+                with anyio.move_on_after(STOP_GRACE_SECONDS):
+                    for call in list(self._calls):
+                        await call.finished.wait()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
             # Refused before reading, as /v1 does; the SDK's own limit still guards a body sent without a length.
             return error_response(413, "TOO_LARGE", f"the request body is over {MAX_BODY_BYTES} bytes")
         bridge = _AsgiCall(request)
-        await self._manager.handle_request(bridge.scope(), bridge.receive, bridge.send)
-        return await bridge.finish()
+        if request.method == "POST":
+            self._calls.add(bridge)
+        try:
+            await self._manager.handle_request(bridge.scope(), bridge.receive, bridge.send)
+            return await bridge.finish()
+        finally:
+            self._calls.discard(bridge)
 
 
 class _AsgiCall:
@@ -64,7 +76,7 @@ class _AsgiCall:
         self._request = request
         self._response: web.StreamResponse | None = None
         self._body_done = False
-        self._finished = anyio.Event()
+        self.finished = anyio.Event()
 
     def scope(self) -> dict[str, Any]:
         request = self._request
@@ -91,12 +103,12 @@ class _AsgiCall:
             self._body_done = self._request.content.at_eof()
             return {"type": "http.request", "body": chunk, "more_body": not self._body_done}
         # After the body, ASGI's receive() reports the client going away; aiohttp has no event for it, so look.
-        while not self._finished.is_set():
+        while not self.finished.is_set():
             transport = self._request.transport
             if transport is None or transport.is_closing():
                 break
             with anyio.move_on_after(DISCONNECT_POLL_SECONDS):
-                await self._finished.wait()
+                await self.finished.wait()
         return {"type": "http.disconnect"}
 
     async def send(self, message: Message) -> None:
@@ -113,13 +125,13 @@ class _AsgiCall:
                     await self._response.write(body)
                 if not message.get("more_body", False):
                     await self._response.write_eof()
-                    self._finished.set()
+                    self.finished.set()
             except ConnectionResetError:
-                self._finished.set()
+                self.finished.set()
                 raise OSError("the MCP client went away") from None
 
     async def finish(self) -> web.StreamResponse:
-        self._finished.set()
+        self.finished.set()
         if self._response is None:
             return web.json_response({"error": {"code": "MCP_NO_RESPONSE", "message": "no response"}}, status=500)
         return self._response

@@ -10,7 +10,8 @@ every ~15 s, which only reaches clients that sent a progress token.
 
 A call cancelled or cut off mid-wait (the client sent `notifications/cancelled`, closed the session, or the process
 ended) cancels its question, so Slack and email retract it: a client that wants to come back later must take the
-`pending` handle, which it gets before its own timeout when `wait_seconds` is below that timeout.
+`pending` handle, which it gets before its own timeout when `wait_seconds` is below that timeout. Stopping the
+server is not the client giving up: `stop()` ends the waiting calls with their handle and the questions stay pending.
 """
 
 from __future__ import annotations
@@ -121,7 +122,13 @@ class QuestionTools:
         self.labels = labels or {}
         self.timing = timing
         self.stopping = False
-        """Set while the server shuts down: its waiting calls end, but their questions stay pending (as /v1's)."""
+        self._waiting: set[anyio.CancelScope] = set()
+
+    def stop(self) -> None:
+        """End every waiting call with a pending result; their questions stay open (as /v1's do over a restart)."""
+        self.stopping = True
+        for scope in list(self._waiting):
+            scope.cancel()
 
     def server(self) -> Server[Any]:
         return Server(
@@ -163,6 +170,17 @@ class QuestionTools:
         return float(value)
 
     async def _await(self, ctx: ServerRequestContext[Any], question_id: str, wait: float) -> types.CallToolResult:
+        with anyio.CancelScope() as scope:
+            self._waiting.add(scope)
+            try:
+                return await self._wait_loop(ctx, question_id, wait)
+            finally:
+                self._waiting.discard(scope)
+        # Only `stop()` gets here: the server is going down and the client can ask again after the restart.
+        advice = f"handraise is restarting. {PENDING_ADVICE} handle: {question_id}"
+        return _result({"status": "pending", "handle": question_id}, advice)
+
+    async def _wait_loop(self, ctx: ServerRequestContext[Any], question_id: str, wait: float) -> types.CallToolResult:
         started = time.monotonic()
         deadline = started + wait
         next_progress = started + self.timing.progress_every

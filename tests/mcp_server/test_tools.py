@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -16,6 +17,7 @@ from mcp_types import CallToolResult, TextContent
 
 from bot.program import Running
 from bot.records import QuestionRecord
+from bot.store import Store
 from core.tool import PARAMETERS
 from tests.claude.rig import answer_in_inbox, pending_question, status_of
 
@@ -223,3 +225,20 @@ async def test_an_oversize_body_is_refused_before_it_is_read(tmp_path: Path) -> 
             with anyio.fail_after(10):
                 status_line = (await stream.receive()).split(b"\r\n", 1)[0]
     assert status_line == b"HTTP/1.1 413 Request Entity Too Large"
+
+
+async def test_stopping_serve_keeps_the_questions_of_waiting_calls_pending(tmp_path: Path) -> None:
+    asked: list[QuestionRecord] = []
+    async with anyio.create_task_group() as group, serve(tmp_path) as program:
+
+        async def call() -> None:
+            # The SDK's client fails once its server has gone; only the server side is under test here.
+            with contextlib.suppress(Exception):
+                async with http_client(program) as client:
+                    await client.call_tool("ask_user_question", {**DEPLOY, "wait_seconds": 60})
+
+        group.start_soon(call)
+        asked.append(await pending_question(program))
+    with Store.open(tmp_path / "handraise.db") as store:
+        kept = store.get_question(asked[0].id)
+    assert kept is not None and kept.status == "pending"
