@@ -3,20 +3,24 @@
 
 Built in layers, each for what the one before misses:
 
-1. HTML-only replies become text with `html2text`, which keeps a `<blockquote>` as `>` lines.
-2. Lines quoted with `>` are history wherever they are (top-posting, bottom-posting, interleaved).
-3. Quote headers ("On … wrote:") in many languages, recognised both by our own patterns (wrapped over up to three
-   lines, any language that ends in a "wrote" verb and names a date or an address) and by `mail-parser-reply`'s
-   per-language header patterns. A header followed by `>` lines only opens that quote (the reply may continue
-   below it); a header followed by unquoted text means everything below it is history.
-4. Outlook header blocks (`From:`/`*From:*`/`De :`/`Von:` followed by `Sent:`/`Date:`/`To:`/…), separator lines,
-   forwarded-message markers, signature delimiters (`-- `), "Sent from my …" lines and closing blocks
+1. HTML first where there is HTML (`html_text`): clients mark history there most reliably. The HTML reading
+   decides what is new; the text part, when it says the same, supplies the lines as the person typed them.
+2. Lines quoted with `>` are history wherever they are (top-posting, bottom-posting, interleaved answers are kept).
+3. Quote headers (`history_marks`): "On … wrote:" in some forty forms and languages, ASCII or full-width colons,
+   wrapped over up to three lines; headers reduced to a date and a name ("2026年12月2日(火) 10:15 Bob <b@x>:") when
+   a quote follows; and `mail-parser-reply`'s per-language patterns. A header followed by `>` lines only opens that
+   quote (the reply may continue below it); a header followed by unquoted text means everything below is history.
+4. Header blocks (`From:`/`Von:`/`发件人：` with `Sent:`/`Date:`/…), separator and forwarded-message lines, signature
+   delimiters, device footers, decorated rules with a signature under them, contact blocks and closings
    ("Thanks,\\nAlice") end the new text.
 5. What no generic library can do: the bot knows what it sent (`sent`), so runs of lines that repeat it are history
    even when the client marked them in no way at all.
+
+Invisible characters (zero-width spaces, BOM, bidi marks, soft hyphens, NBSP) are cleaned first. Every pattern runs
+on single lines cut to a bounded length, so the reader's cost is linear in the size of the reply.
 """
 
-# ruff: noqa: RUF001 (the patterns are in many languages and scripts on purpose)
+# ruff: noqa: RUF001, RUF002 (headers in many scripts are quoted on purpose)
 
 from __future__ import annotations
 
@@ -24,81 +28,39 @@ import re
 import textwrap
 import unicodedata
 from collections.abc import Iterable
-from email import policy
-from email.message import Message
-from email.parser import BytesHeaderParser, BytesParser
 from functools import cache
 
-import html2text
 from mailparser_reply.parser import EmailMessage as _ReplyParserMessage
+
+from bot.email import history_marks as marks
+from bot.email.html_text import MAX_HTML_CHARS as MAX_HTML_CHARS
+from bot.email.html_text import html_to_text as html_to_text
+from bot.email.mime import parse_mail as parse_mail
+from bot.email.mime import reply_bodies as reply_bodies
 
 MAX_TEXT_CHARS = 100_000
 """A human answer is short; the rest of a huge mail is history or junk, and regexes should not chew on megabytes."""
-MAX_HTML_CHARS = 1_000_000
-_MAX_HEADER_LINE = 1_000
 
 # Languages whose header patterns we take from mail-parser-reply. Polish is left out: its "From" pattern accepts a
 # single line beginning with "Data:" or "Do:", which would cut ordinary answers.
 _LIBRARY_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "sv", "da", "cs", "ja", "ko", "zh")
 
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
-
-_WROTE_VERB = (
-    r"(?:^|[\s,)>])(?:wrote|writes|schrieb|a\s+[ée]crit|escribi[óo]|ha\s+scritto|schreef|escreveu|skrev|kirjoitti|"
-    r"napsal(?:\(a\))?|napisa[łl](?:\(a\)|a)?|написал(?:\(а\)|а)?|yazd[ıi]|έγραψε|写道|寫道)"
+_INVISIBLE = dict.fromkeys(
+    map(ord, "\u200b\u2060\ufeff\u00ad\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u061c"), None
 )
-_WROTE = re.compile(_WROTE_VERB + r"\s*:\s*$", re.IGNORECASE)
-# German and Dutch put the writer after the verb ("Am … schrieb Bob <bob@x>:"); only trusted after an opener word.
-_WROTE_THEN_WHO = re.compile(_WROTE_VERB + r"\s[^:]{1,160}:\s*$", re.IGNORECASE)
-_HEADER_OPENER = re.compile(
-    r"^(?:On|Am|Le|El|Il|Op|Em|Den|Dne|Dnia|W\s+dniu|P[åa]|В|Στις|\d{1,4}[./\-年])(?:\s|$|[,.])", re.IGNORECASE
-)
-_DATE_OR_ADDRESS = re.compile(r"\d|@")
-
-_FROM_WORDS = r"From|Von|De|Da|Van|Från|Fra|Od|От|Feladó|Lähettäjä|发件人|寄件者|差出人|보낸\s?사람"
-_HEADER_WORDS = (
-    r"Sent|Date|To|Subject|Cc|Gesendet|Datum|An|Betreff|Envoy[ée]|À|A|Objet|Enviado|Fecha|Para|Asunto|Inviato|Data|"
-    r"Oggetto|Verzonden|Aan|Onderwerp|Skickat|Till|Ämne|Sendt|Til|Emne|Wysłano|Do|Temat|Отправлено|Дата|Кому|Тема|"
-    r"Elküldve|Címzett|Tárgy|Lähetetty|Vastaanottaja|Aihe|发送时间|收件人|主题|日期|寄件日期|收件者|主旨|送信日時|宛先|"
-    r"件名|날짜|받는\s?사람|제목|Reply-To|Antwort an|Répondre à|Importance|Priorit[yé]"
-)
-_FROM_LINE = re.compile(rf"^[*_\s]*(?:{_FROM_WORDS})[*_]*\s*:", re.IGNORECASE)
-_HEADER_LINE = re.compile(rf"^[*_\s]*(?:{_HEADER_WORDS})[*_]*\s*:", re.IGNORECASE)
-
-_SEPARATOR = re.compile(
-    r"^(?:_{10,}|-{32,}|={32,}|"
-    r"-*\s*(?:Original\s+Message|Forwarded\s+message|Ursprüngliche\s+Nachricht|Weitergeleitete\s+Nachricht|"
-    r"Message\s+d'origine|Message\s+transf[ée]r[ée]|Mensaje\s+original|Mensaje\s+reenviado|Messaggio\s+originale|"
-    r"Messaggio\s+inoltrato|Oorspronkelijk\s+bericht|Doorgestuurd\s+bericht|Ursprungligt\s+meddelande|"
-    r"Vidarebefordrat\s+meddelande|Oprindelig\s+meddelelse|Videresendt\s+meddelelse|Mensagem\s+original|"
-    r"Mensagem\s+encaminhada|Исходное\s+сообщение|Пересылаемое\s+сообщение|Wiadomość\s+oryginalna|"
-    r"Przekazana\s+wiadomość|原始邮件|转发的邮件)\s*-*|"
-    r"Begin\s+forwarded\s+message\s*:|Anfang\s+der\s+weitergeleiteten\s+Nachricht\s*:|"
-    r"D[ée]but\s+du\s+message\s+r[ée]exp[ée]di[ée]\s*:|Inicio\s+del\s+mensaje\s+reenviado\s*:)\s*$",
-    re.IGNORECASE,
-)
-_SIGNATURE_DELIMITER = re.compile(r"^--\s*$")
-_SENT_FROM = re.compile(
-    r"^(?:Sent\s+from\s+(?:my\s|Mail\s|Outlook|Yahoo|Gmail|AOL|Proton)|Sent\s+(?:via|with)\s|Get\s+Outlook\s+for\s|"
-    r"Envoy[ée]\s+(?:de\s+mon|depuis)\s|Von\s+meinem\s.{1,40}\sgesendet|Gesendet\s+(?:von|mit|vom)\s|"
-    r"Enviado\s+(?:desde|do|de)\s|Inviato\s+da\s|Verzonden\s+(?:vanaf|met)\s|Verstuurd\s+vanaf\s|"
-    r"Skickat\s+från\s|Sendt\s+fra\s|Wysłano\s+z\s|Odesláno\s+z\s|Отправлено\s+(?:с|из)\s|从我的.{1,20}发送)",
-    re.IGNORECASE,
-)
-_CLOSING = re.compile(
-    r"^(?:thanks(?:\s+(?:again|a\s+lot|so\s+much))?|thank\s+you|many\s+thanks|cheers|best|all\s+the\s+best|"
-    r"(?:best|kind|warm|warmest)\s+regards|regards|br|thx|ty|"
-    r"mit\s+freundlichen\s+grü(?:ß|ss)en|(?:viele|beste|liebe|herzliche)\s+grü(?:ß|ss)e|grü(?:ß|ss)e|gru(?:ß|ss)|"
-    r"mfg|lg|vg|danke|cordialement|bien\s+(?:à\s+vous|cordialement)|merci(?:\s+beaucoup)?|salutations|"
-    r"saludos|un\s+saludo|atentamente|gracias|cordiali\s+saluti|saluti|grazie|"
-    r"met\s+vriendelijke\s+groet(?:en)?|groeten|bedankt|med\s+vänliga\s+hälsningar|hälsningar|tack|mvh|"
-    r"med\s+venlig\s+hilsen|hilsen|s\s+pozdravem|pozdrawiam|с\s+уважением|спасибо)[\s,.!]*$",
-    re.IGNORECASE,
-)
+_SPACES = dict.fromkeys(map(ord, "\u00a0\u202f\u2007\u3000"), " ")
+_LINE_BREAKS = re.compile(r"\r\n?|[\u2028\u2029\x85\x0b\x0c]")
+_WROTE_INLINE = re.compile(r"(?:^|\s)(?:wrote|schrieb|a\s+[ée]crit|escribi[óo]|ha\s+scritto|schreef)\s*:\s+\S", re.I)
+_WRAPPED_BRACKET = re.compile(r"^>\s*[:：]$")
+_HEADER_BLOCK_REACH = 6
 _CLOSING_TAIL_LINES = 4
 _CLOSING_TAIL_WIDTH = 60
-_DECORATION = re.compile(r"^[\s*_\-=~#|.·•]*$")
+_SIGNATURE_LINES = 6
+_SIGNATURE_WIDTH = 80
+_LONG_RULE = 10
+_NAME = re.compile(r"^[^\W\d_][^\d:;!?]{0,50}$")
 _ECHO_STRIP = re.compile(r"[>*_#|`\u2022·\s]+")
+_WORD = re.compile(r"\w+")
 _STRONG_ECHO = 12
 _LONE_ECHO = 25
 
@@ -106,119 +68,50 @@ _LONE_ECHO = 25
 def new_text(text: str, *, html: str | None = None, sent: str | None = None) -> str:
     """The new text of a reply: what the person wrote, without quoted history and the like.
 
-    `text` is the reply's text/plain body (may be empty); `html` its text/html body, used when the text is empty.
-    `sent` is the plain text the bot sent in that thread: lines that repeat it are history. Never raises.
+    `text` is the reply's text/plain body (may be empty), `html` its text/html body. `sent` is the plain text the bot
+    sent in that thread: lines that repeat it are history. Never raises.
     """
-    body = text if text.strip() else html_to_text(html) if html else ""
-    lines = _normalise(body[:MAX_TEXT_CHARS])
-    lines = _strip_history(lines)
+    has_text = bool(text.strip())
+    if not html or not html.strip():
+        return _read(text, sent) if has_text else ""
+    from_html = _read(html_to_text(html), sent)
+    if not has_text:
+        return from_html
+    from_text = _read(text, sent)
+    if _words(from_text) == _words(from_html):
+        return from_text
+    aligned = _align(text, sent, _words(from_html))
+    return from_html if aligned is None else aligned
+
+
+def _read(body: str, sent: str | None) -> str:
+    lines = _strip_history(_normalise(body[:MAX_TEXT_CHARS]))
+    return _tidy(_finish(lines, sent))
+
+
+def _finish(lines: list[str], sent: str | None) -> list[str]:
     if sent:
         lines = _drop_echo(lines, sent)
-    lines = _drop_closing(lines)
-    return _tidy(lines)
+    return _drop_closing(_drop_signature(lines))
 
 
-MAX_MIME_DEPTH = 10
-MAX_MIME_PARTS = 200
-MAX_MAIL_BYTES = 25 * 1024 * 1024
-_CONTENT_TYPE_LINE = re.compile(rb"^content-type:", re.IGNORECASE | re.MULTILINE)
+def _align(text: str, sent: str | None, target: list[str]) -> str | None:
+    """The text part's own lines that say exactly what the HTML reading found, or None when they do not line up."""
+    kept = _finish(_strip_history(_normalise(text[:MAX_TEXT_CHARS])), sent)
+    words: list[str] = []
+    for index, line in enumerate(kept):
+        words.extend(_words(line))
+        if len(words) >= len(target):
+            return _tidy(kept[: index + 1]) if words == target and target else None
+    return None
 
 
-def parse_mail(raw: bytes) -> Message:
-    """Parse an incoming mail without letting it hurt the watcher; never raises.
-
-    The standard parser recurses once per MIME level, so a mail with hundreds of parts (a MIME bomb) is parsed for
-    its headers only, as is one the parser chokes on. Mail past MAX_MAIL_BYTES is cut (no answer is that long).
-    """
-    raw = raw[:MAX_MAIL_BYTES]
-    headers_only = BytesHeaderParser(policy=policy.default)
-    if len(_CONTENT_TYPE_LINE.findall(raw, 0, MAX_MAIL_BYTES)) > MAX_MIME_PARTS:
-        return headers_only.parsebytes(raw)
-    try:
-        return BytesParser(policy=policy.default).parsebytes(raw)
-    except Exception:  # RecursionError included: the parser recursed too deep
-        try:
-            return headers_only.parsebytes(raw)
-        except Exception:
-            return Message(policy=policy.default)
-
-
-def reply_bodies(message: Message) -> tuple[str, str | None]:
-    """The first text/plain and text/html bodies of a mail that are not attachments: `(text, html)`.
-
-    Walks at most MAX_MIME_DEPTH levels and MAX_MIME_PARTS parts (a MIME bomb is not read to its end), decodes with
-    the declared charset and falls back to UTF-8 with replacement for a missing or bogus one. Never raises.
-    """
-    found: dict[str, str] = {}
-    stack: list[tuple[Message, int]] = [(message, 0)]
-    seen = 0
-    while stack and seen < MAX_MIME_PARTS and len(found) < 2:
-        part, depth = stack.pop()
-        seen += 1
-        try:
-            if part.is_multipart():
-                children = part.get_payload()
-                if depth < MAX_MIME_DEPTH and isinstance(children, list):
-                    stack.extend((child, depth + 1) for child in reversed(children) if isinstance(child, Message))
-                continue
-            kind = part.get_content_type()
-            if kind not in ("text/plain", "text/html") or kind in found or _is_attachment(part):
-                continue
-            found[kind] = _decode(part)
-        except Exception:  # one unreadable part must not hide the others
-            continue
-    return found.get("text/plain", ""), found.get("text/html")
-
-
-def _is_attachment(part: Message) -> bool:
-    try:
-        return (part.get_content_disposition() or "") == "attachment"
-    except Exception:
-        return False
-
-
-def _decode(part: Message) -> str:
-    payload = part.get_payload(decode=True)
-    if not isinstance(payload, bytes):
-        raw = part.get_payload()
-        return raw if isinstance(raw, str) else ""
-    payload = payload[: MAX_HTML_CHARS * 4]
-    charset = "utf-8"
-    try:
-        charset = part.get_content_charset() or "utf-8"
-        return payload.decode(charset, errors="replace")
-    except (LookupError, UnicodeError, ValueError, TypeError):
-        return payload.decode("utf-8", errors="replace")
-
-
-def html_to_text(html: str) -> str:
-    """Text of an HTML mail body, with `<blockquote>` kept as `>` lines; never raises."""
-    converter = html2text.HTML2Text()
-    converter.body_width = 0
-    converter.ignore_links = True
-    converter.ignore_images = True
-    converter.ignore_emphasis = True
-    converter.ignore_tables = True
-    converter.unicode_snob = True
-    converter.ul_item_mark = "-"
-    converter.single_line_break = False
-    try:
-        converted = converter.handle(html[:MAX_HTML_CHARS])
-    except Exception:  # html2text is lenient, but a mail is untrusted input: never let it stop the watcher
-        return ""
-    return _unescape_markdown(converted)
-
-
-def _unescape_markdown(text: str) -> str:
-    # html2text escapes what Markdown would read as syntax ("1\\. ", "\\- ", "\\+ ", "\\\\"); a reply is not Markdown.
-    text = re.sub(r"^(\s*(?:>\s*)*\d+)\\\.", r"\1.", text, flags=re.MULTILINE)
-    text = re.sub(r"^(\s*(?:>\s*)*)\\([-+])", r"\1\2", text, flags=re.MULTILINE)
-    return re.sub(r"\\([\\`*_{}\[\]()#+\-.!])", r"\1", text)
+def _words(text: str) -> list[str]:
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
 def _normalise(text: str) -> list[str]:
-    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_INVISIBLE)
-    text = text.replace("\u00a0", " ").replace("\u202f", " ")
+    text = _LINE_BREAKS.sub("\n", text).translate(_INVISIBLE).translate(_SPACES)
     return [line.rstrip() for line in text.split("\n")]
 
 
@@ -233,24 +126,28 @@ def _strip_history(lines: list[str]) -> list[str]:
     index = 0
     while index < len(lines):
         line = lines[index]
-        stripped = line.strip()
+        stripped = line.strip()[: marks.MAX_LINE]
         if _is_quoted(line):
             index += 1
             continue
         if (
-            _SEPARATOR.match(stripped)
-            or _SIGNATURE_DELIMITER.match(line)
-            or _SENT_FROM.match(stripped)
+            marks.SEPARATOR.match(stripped)
+            or marks.SIGNATURE_DELIMITER.match(line)
+            or marks.DEVICE_FOOTER.match(stripped)
             or _header_block_at(lines, index)
+            or _inline_header(stripped)
         ):
             break
-        span = _wrote_header_span(lines, index) or library.get(index, 0)
+        span, has_verb = _header_span(lines, index)
+        if not span and library.get(index):
+            span, has_verb = library[index], True
         if span:
             after = _next_content(lines, index + span)
-            if after is not None and _is_quoted(lines[after]):
-                index += span  # the header opens a `>` quote; a bottom-posted answer may follow it
+            if after is None or _is_quoted(lines[after]):
+                index += span  # the header opens a `>` quote; a bottom-posted or interleaved answer may follow it
                 continue
-            break
+            if has_verb:
+                break
         kept.append(line)
         index += 1
     return kept
@@ -260,32 +157,60 @@ def _next_content(lines: list[str], start: int) -> int | None:
     return next((i for i in range(start, len(lines)) if lines[i].strip()), None)
 
 
-def _wrote_header_span(lines: list[str], index: int) -> int:
-    """How many lines (1-3) the "On <date>, <who> wrote:" header starting at `index` spans; 0 if there is none."""
-    first = lines[index].strip()
-    if not first or len(first) > _MAX_HEADER_LINE:
-        return 0
+def _header_span(lines: list[str], index: int) -> tuple[int, bool]:
+    """How many lines (1-3) a quote header starting at `index` spans (0: none), and whether it has a "wrote" verb.
+
+    A header without a verb ("вт, 2 дек. 2026 г. в 10:15, Bob <b@x>:") needs a time and a year or an address.
+    A header wraps onto more lines only when it starts like one or stands after a blank line.
+    """
+    first = lines[index].strip().lstrip("-=*_~ ")
+    if not first or len(first) > marks.MAX_LINE:
+        return 0, False
+    opener = bool(marks.HEADER_OPENER.match(first))
+    may_wrap = opener or index == 0 or not lines[index - 1].strip()
     joined = first
     for span in range(1, 4):
         if span > 1:
-            if index + span - 1 >= len(lines) or not _HEADER_OPENER.match(first):
-                return 0
+            if index + span - 1 >= len(lines) or not may_wrap:
+                break
             following = lines[index + span - 1].strip()
-            if not following or _is_quoted(following) or len(following) > _MAX_HEADER_LINE:
-                return 0
-            joined = f"{joined} {following}"
-        verb = _WROTE.search(joined) or (_HEADER_OPENER.match(first) and _WROTE_THEN_WHO.search(joined))
-        if verb and _DATE_OR_ADDRESS.search(joined):
-            return span
-    return 0
+            closing_bracket = _WRAPPED_BRACKET.match(following)  # Gmail wraps "<bob@x\n>:" at the address's end
+            if not following or (_is_quoted(following) and not closing_bracket) or len(following) > marks.MAX_LINE:
+                break
+            joined = f"{joined}{following}" if closing_bracket else f"{joined} {following}"
+        if marks.WROTE.search(joined) or (opener and marks.WROTE_THEN_WHO.search(joined)):
+            if marks.DATE_OR_ADDRESS.search(joined):
+                return span, True
+        elif marks.ENDS_WITH_COLON.search(joined) and _dated(joined):
+            return span, False
+    return 0, False
+
+
+def _dated(text: str) -> bool:
+    return bool(marks.TIME.search(text)) and bool(marks.YEAR.search(text) or "@" in text)
+
+
+def _inline_header(stripped: str) -> bool:
+    """Yahoo's mobile app runs header and quoted text together: "On Tue, … Bob<b@x> wrote: An agent asks:"."""
+    return bool(marks.HEADER_OPENER.match(stripped) and _WROTE_INLINE.search(stripped) and _dated(stripped))
 
 
 def _header_block_at(lines: list[str], index: int) -> bool:
-    """An Outlook-style block: a From line followed (within the next four lines) by another header line."""
-    if not _FROM_LINE.match(lines[index]):
+    """An Outlook-style header block: two or more header lines, one of them a From line, wrapped lines allowed."""
+    if not marks.HEADER_LINE.match(lines[index][: marks.MAX_LINE]):
         return False
-    following = [line for line in lines[index + 1 : index + 5] if line.strip()]
-    return any(_HEADER_LINE.match(line) for line in following[:3])
+    headers, has_from, loose = 0, False, 0
+    for line in lines[index : index + _HEADER_BLOCK_REACH]:
+        if not line.strip():
+            break
+        if marks.HEADER_LINE.match(line[: marks.MAX_LINE]):
+            headers += 1
+            has_from = has_from or bool(marks.FROM_LINE.match(line[: marks.MAX_LINE]))
+        else:
+            loose += 1
+            if loose > 2:
+                break
+    return headers >= 2 and has_from
 
 
 @cache
@@ -299,7 +224,7 @@ def _library_headers(lines: list[str]) -> dict[int, int]:
     It matches on stripped lines; overlong lines are cut first (no header is that long, and its patterns
     backtrack on them).
     """
-    shortened = [line.strip()[:_MAX_HEADER_LINE] for line in lines]
+    shortened = [line.strip()[: marks.MAX_LINE] for line in lines]
     text = "\n".join(shortened)
     found: dict[int, int] = {}
     try:
@@ -329,7 +254,7 @@ def _drop_echo(lines: list[str], sent: str) -> list[str]:
     """
     sent_lines = {key for line in sent.splitlines() if (key := _echo_key(line))}
     blob = " ".join(_echo_key(line) for line in sent.splitlines())
-    keys = [_echo_key(line) for line in lines]
+    keys = [_echo_key(line[: marks.MAX_LINE]) for line in lines]
 
     def strong(key: str) -> bool:
         return len(key) >= _STRONG_ECHO and (key in sent_lines or key in blob)
@@ -357,11 +282,41 @@ def _drop_echo(lines: list[str], sent: str) -> list[str]:
     return [line for i, line in enumerate(lines) if i not in drop]
 
 
+def _drop_signature(lines: list[str]) -> list[str]:
+    """Cut a signature: under a drawn rule ("━━━━", "~~~~", "__"), or a trailing block of a name and contacts."""
+    content = [i for i, line in enumerate(lines) if line.strip()]
+    for position, index in enumerate(content[1:], start=1):
+        rule = lines[index].strip()
+        if len(rule) > marks.MAX_LINE or not marks.RULE.match(rule):
+            continue
+        tail = [lines[i].strip() for i in content[position + 1 :]]
+        if len(rule.replace(" ", "")) >= _LONG_RULE and len(tail) <= 2 * _SIGNATURE_LINES:
+            return lines[:index]
+        if tail and _signature_like(tail, need_contact=False):
+            return lines[:index]
+    if not content:
+        return lines
+    start = next((i + 1 for i in range(content[-1], -1, -1) if not lines[i].strip()), 0)
+    block = [line.strip() for line in lines[start:] if line.strip()]
+    if start > content[0] and len(block) >= 2 and _signature_like(block, need_contact=True):
+        return lines[:start]
+    return lines
+
+
+def _signature_like(block: list[str], *, need_contact: bool) -> bool:
+    """A name on the first line and a few short lines; with `need_contact`, one of them a phone, address or site."""
+    if len(block) > _SIGNATURE_LINES or any(len(line) > _SIGNATURE_WIDTH for line in block):
+        return False
+    named = bool(_NAME.match(block[0])) and len(block[0].split()) <= 4
+    contact = any(marks.CONTACT.search(line) for line in block)
+    return named and contact if need_contact else named or contact
+
+
 def _drop_closing(lines: list[str]) -> list[str]:
     """Cut a closing ("Thanks,", "Best regards,") followed only by a few short lines (a name, a title)."""
     content = [i for i, line in enumerate(lines) if line.strip()]
     for position, index in enumerate(content[1:], start=1):
-        if not _CLOSING.match(lines[index].strip()):
+        if not marks.CLOSING.match(lines[index].strip()[: marks.MAX_LINE]):
             continue
         tail = content[position + 1 :]
         if len(tail) <= _CLOSING_TAIL_LINES and all(len(lines[i].strip()) <= _CLOSING_TAIL_WIDTH for i in tail):
@@ -371,9 +326,9 @@ def _drop_closing(lines: list[str]) -> list[str]:
 
 def _tidy(lines: Iterable[str]) -> str:
     kept = list(lines)
-    while kept and _DECORATION.match(kept[-1]):
+    while kept and marks.DECORATION.match(kept[-1]):
         kept.pop()
-    while kept and _DECORATION.match(kept[0]):
+    while kept and marks.DECORATION.match(kept[0]):
         kept.pop(0)
     text = textwrap.dedent("\n".join(kept))
     return re.sub(r"\n{3,}", "\n\n", text).strip()

@@ -10,7 +10,7 @@ import pytest
 from bot.email.parse import ParsedReply, parse_reply
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
-from .corpus import CORPUS, Reply
+from .classic_replies import CORPUS, Reply
 from .live import Asked, append, live, parse
 from .rig import body_of, reply_to
 from .samples import DATABASE, FEATURES, NAME, PLAN, SENT_THREE

@@ -1,12 +1,13 @@
-"""A corpus of replies as real mail clients write them: (name, text, html, expected new text).
+"""The first replies written for the reader, as real mail clients write them: (name, text, html, expected new text).
 
 Each reply answers the mail in `samples.SENT` (one question) or `samples.SENT_THREE` (three questions) and quotes it
-the way its client does.
+the way its client does. They are short enough to go through the live Dovecot test one by one; the larger corpus with
+languages and clients is in `corpus/`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .samples import SENT, SENT_THREE, quoted, wrapped
 
@@ -39,6 +40,11 @@ class Reply:
     expected: str
     html: str | None = None
     sent: str = SENT
+    client: str = "various"
+    language: str = "en"
+    features: tuple[str, ...] = ()
+    miss: str | None = None
+    """Why the reader is known to get this reply wrong (the corpus test then expects it to fail)."""
 
 
 CORPUS: list[Reply] = [
@@ -209,3 +215,5 @@ CORPUS: list[Reply] = [
         sent=SENT_THREE,
     ),
 ]
+_LANGUAGES = {"german": "de", "french": "fr", "spanish": "es", "dutch": "nl", "italian": "it", "japanese": "ja"}
+CORPUS = [replace(reply, language=_LANGUAGES.get(reply.name.split()[0], "en")) for reply in CORPUS]
