@@ -3,8 +3,9 @@
 One question open:
 - an option by number (`2`, `2.`, `#2`, `option 2`) or by label (any case, "(Recommended)" optional, or the start
   of exactly one label);
-- multi-select: several of those, separated by commas, semicolons, "and", "&", spaces (numbers) or new lines;
-  lines that are not options are the free-text `custom` answer that goes with them;
+- multi-select: several of those, separated by commas, semicolons, "and", "&", spaces (numbers) or new lines, or
+  written as a list (`-`, `*`, `•` bullets, or `1.`/`1)` numbering in front of labels); lines that are not options
+  are the free-text `custom` answer that goes with them, except a lead-in line before a list ("My picks:");
 - plan-review: `approve` / `approved` (any case) is the approve label; other text asks for changes (`custom`);
 - `skip` skips the question; any other text is the free-text answer.
 
@@ -25,7 +26,9 @@ from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestion
 _OPTION_NUMBER = re.compile(r"(?:#|(?:option|opt\.?|choice|no\.?|nr\.?|number)\s*#?)?\s*(\d{1,6})\s*[.):]?", re.I)
 _QUESTION_LINE = re.compile(r"^\s*(?:q(?:uestion)?\s*)?#?(\d{1,4})\s*[:.)]\s*(.*)$", re.IGNORECASE)
 _RECOMMENDED = re.compile(r"\(\s*recommended\s*\)", re.IGNORECASE)
-_BULLET = re.compile(r"^\s*(?:[-*•+]|\[[xX ]?\])\s+")
+_BULLET = re.compile(r"^\s*(?:[-*•+·‣◦]|\[[xX ]?\])\s+")
+_LIST_NUMBER = re.compile(r"^\s*\d{1,3}[.)]\s+(?=\D)")
+_LEAD_IN = re.compile(r"[:：]\s*$")
 _LIST_SEPARATORS = re.compile(r"\s*(?:[,;/&+]|\band\b|\bund\b|\bet\b|\by\b)\s*", re.IGNORECASE)
 _APPROVE = frozenset({"approve", "approved", "i approve", "approve it", "lgtm"})
 _SKIP = frozenset({"skip", "skipped", "pass", "-"})
@@ -103,6 +106,10 @@ def read_answer(question: AskUserQuestionItem, text: str) -> AskUserQuestionAnsw
     if question.multi_select:
         return _multi(question, options, text)
     choice = _choice(options, text)
+    if choice is None:
+        listed = _without_lead_in(options, [line for line in text.splitlines() if line.strip()])
+        if len(listed) == 1 and listed[0].strip() != text:
+            choice = _choice(options, _LIST_NUMBER.sub("", listed[0]))
     if choice is not None:
         return AskUserQuestionAnswerItem(id=question.id, selected=[choice])
     return AskUserQuestionAnswerItem(id=question.id, custom=text)
@@ -111,15 +118,34 @@ def read_answer(question: AskUserQuestionItem, text: str) -> AskUserQuestionAnsw
 def _multi(question: AskUserQuestionItem, options: list[AskUserQuestionOption], text: str) -> AskUserQuestionAnswerItem:
     selected: list[str] = []
     custom: list[str] = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        picks = _choices(options, _BULLET.sub("", line))
+    lines = _without_lead_in(options, [line for line in text.splitlines() if line.strip()])
+    for line in lines:
+        picks = _line_choices(options, line)
         if picks is None:
             custom.append(line.strip())
         else:
             selected.extend(pick for pick in picks if pick not in selected)
     return AskUserQuestionAnswerItem(id=question.id, selected=selected, custom="\n".join(custom) or None)
+
+
+def _line_choices(options: list[AskUserQuestionOption], line: str) -> list[str] | None:
+    """The options one line names, as a plain line, a bulleted item or an item numbered by the person's own list."""
+    picks = _choices(options, _BULLET.sub("", line))
+    if picks is None and _LIST_NUMBER.match(line):
+        picks = _choices(options, _LIST_NUMBER.sub("", line))
+    return picks
+
+
+def _without_lead_in(options: list[AskUserQuestionOption], lines: list[str]) -> list[str]:
+    """Drop an introduction before a list of options ("My picks:", or any line above a bulleted list of options):
+    it is not an answer of its own."""
+    if len(lines) < 2 or _line_choices(options, lines[0]) is not None:
+        return lines
+    rest = lines[1:]
+    listed = all(_BULLET.match(line) or _LIST_NUMBER.match(line) for line in rest)
+    if not (_LEAD_IN.search(lines[0]) or listed):
+        return lines
+    return rest if all(_line_choices(options, line) is not None for line in rest) else lines
 
 
 def _choices(options: list[AskUserQuestionOption], line: str) -> list[str] | None:

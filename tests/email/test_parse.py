@@ -168,3 +168,41 @@ def test_a_question_answered_twice_in_one_reply_keeps_the_first() -> None:
     parsed = parse_reply("1: 1\n1: 2\n2: 1\n3: approve", [DATABASE, FEATURES, PLAN])
     assert parsed.items["db"].selected == ["Postgres (Recommended)"]
     assert parsed.problems == ["question 1 is answered twice; the first answer was used"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My picks:\n- Auth\n- Billing",
+        "Here's what I'd ship first:\n* Auth\n* Billing",
+        "We need these two\n• Auth\n• Billing",
+        "Picks：\n1. Auth\n2. Billing",  # noqa: RUF001 (a full-width colon, as Chinese and Japanese write it)
+        "1. Auth\n2. Billing",
+        "1) auth\n2) billing",
+    ],
+)
+def test_a_list_of_options_under_a_lead_in_selects_them_without_a_custom_answer(text: str) -> None:
+    assert parse_reply(text, [FEATURES]).items == picked("Auth", "Billing", id="features")
+
+
+def test_a_numbered_list_of_labels_goes_by_the_labels_not_the_numbers() -> None:
+    assert parse_reply("1. Billing\n2. Export", [FEATURES]).items == picked("Billing", "Export", id="features")
+
+
+def test_a_sentence_above_options_without_a_list_or_colon_stays_custom() -> None:
+    parsed = parse_reply("Only if legal agrees\nAuth\nBilling", [FEATURES])
+    assert parsed.items == picked("Auth", "Billing", id="features", custom="Only if legal agrees")
+
+
+def test_a_lead_in_above_a_list_with_a_non_option_keeps_everything() -> None:
+    parsed = parse_reply("My picks:\n- Auth\n- SSO", [FEATURES])
+    assert parsed.items == picked("Auth", id="features", custom="My picks:\n- SSO")
+
+
+def test_a_lead_in_above_one_option_picks_it_for_a_single_choice() -> None:
+    assert parse_reply("My vote:\n- SQLite", [DATABASE]).items == picked("SQLite")
+
+
+def test_a_lead_in_in_a_numbered_answer_to_several_questions_is_dropped() -> None:
+    parsed = parse_reply("1: 2\n2: these two:\n- auth\n- export\n3: approve", [DATABASE, FEATURES, PLAN])
+    assert parsed.items["features"] == Item(id="features", selected=["Auth", "Export"])
