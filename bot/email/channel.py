@@ -177,12 +177,18 @@ class EmailChannel(Channel):
     # --- receiving -------------------------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Watch the mailbox for replies until cancelled."""
-        if self.imap_password is None:
-            log.warning("email: no IMAP password given, so replies are not read")
-            await anyio.sleep_forever()
-        self.watcher = ImapWatcher(self.settings.imap, self.imap_password or "", self.handle, **self.watcher_options)
-        await self.watcher.run()
+        """Watch the mailbox for replies until cancelled; then close the SMTP connection kept for sending."""
+        try:
+            if self.imap_password is None:
+                log.warning("email: no IMAP password given, so replies are not read")
+                await anyio.sleep_forever()
+            self.watcher = ImapWatcher(
+                self.settings.imap, self.imap_password or "", self.handle, **self.watcher_options
+            )
+            await self.watcher.run()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.sender.aclose()
 
     async def wait_handled(self, count: int) -> list[Handled]:
         """Wait until at least `count` mails have been handled; returns them all (tests and benchmarks bound it)."""

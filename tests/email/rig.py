@@ -58,6 +58,9 @@ class RecordingSender:
         self._changed.set()
         self._changed = anyio.Event()
 
+    async def aclose(self) -> None:
+        """Nothing is kept open between mails."""
+
     async def wait_for(self, count: int) -> list[EmailMessage]:
         with anyio.fail_after(5):
             while len(self.sent) < count:
