@@ -61,13 +61,17 @@ _HISTORY_CLASSES = re.compile(
 # Outlook's header block: `<div style="border:none;border-top:solid #E1E1E1 1.0pt;padding:3.0pt 0cm 0cm 0cm">`.
 _OUTLOOK_HEADER_STYLE = re.compile(r"border-top:\s*solid\s+#(?:E1E1E1|B5C4DF)[^;]{0,20};\s*padding:\s*3\.0pt", re.I)
 _SPACES = re.compile(r"[ \t\r\n\f]+")
+MAX_TAG_CHARS = 10_000
+"""A `<` with no `>` within this many characters is text, not a tag (the standard parser rescans unclosed tags)."""
 
 
 class _Renderer(HTMLParser):
-    def __init__(self) -> None:
+    def __init__(self, *, cut_history: bool = True) -> None:
         super().__init__(convert_charrefs=True)
+        self.cut_history = cut_history
         self.lines: list[str] = []
         self.current: list[str] = []
+        self.current_has_text = False
         self.current_quoted = False
         self.quote_depth = 0
         self.skip_depth = 0
@@ -83,6 +87,7 @@ class _Renderer(HTMLParser):
             quoted = self.current_quoted if text else self.quote_depth > 0
             self.lines.append(("> " + text if text else ">") if quoted else text)
         self.current = []
+        self.current_has_text = False
 
     def _blank(self) -> None:
         self._flush()
@@ -90,8 +95,9 @@ class _Renderer(HTMLParser):
             self.lines.append(">" if self.quote_depth else "")
 
     def _write(self, text: str) -> None:
-        if not self.current or not "".join(self.current).strip():
-            self.current_quoted = self.quote_depth > 0
+        if not self.current_has_text:
+            self.current_quoted = self.quote_depth > 0  # a line is quoted when its first text is
+            self.current_has_text = not text.isspace() and bool(text)
         self.current.append(text)
 
     # --- parser events ------------------------------------------------------------------------------------------------
@@ -102,7 +108,7 @@ class _Renderer(HTMLParser):
         if tag in _SKIPPED:
             self.skip_depth += 1
             return
-        if _is_history(attrs):
+        if self.cut_history and _is_history(attrs):
             self._flush()
             self.cut = True
             return
@@ -189,26 +195,38 @@ def _is_outlook_paragraph(attrs: list[tuple[str, str | None]]) -> bool:
     return any(name == "class" and value and "msonormal" in value.lower() for name, value in attrs)
 
 
-def html_to_text(html: str) -> str:
-    """Text of an HTML mail body: `<blockquote>` as `>` lines, history containers and what follows them cut off.
+def html_to_text(html: str, *, cut_history: bool = True) -> str:
+    """Text of an HTML mail body: `<blockquote>` as `>` lines, history containers and what follows them cut off
+    (unless `cut_history` is false: the benchmark renders mail for other readers that way).
 
     Never raises; returns "" for HTML the parser cannot read at all.
     """
-    renderer = _Renderer()
+    renderer = _Renderer(cut_history=cut_history)
     try:
-        renderer.feed(html[:MAX_HTML_CHARS])
+        renderer.feed(_bounded_tags(html[:MAX_HTML_CHARS]))
         renderer.close()
     except Exception:  # the standard parser is lenient, but a mail is untrusted input: never stop the watcher
         return ""
     return renderer.text()
 
 
-def has_history_marks(html: str) -> bool:
-    """Whether the HTML marks quoted history in a way clients use (a blockquote or a history container)."""
-    renderer = _Renderer()
-    try:
-        renderer.feed(html[:MAX_HTML_CHARS])
-        renderer.close()
-    except Exception:
-        return False
-    return renderer.cut or any(line.startswith(">") for line in renderer.lines)
+def _bounded_tags(html: str) -> str:
+    """Escape every `<` that no `>` closes within MAX_TAG_CHARS, in one pass.
+
+    Python's HTMLParser (before the fixes of 2025) rescans from an unclosed `<` on every step, which is quadratic on
+    input like `<div <div <div …`; a real tag is never that long.
+    """
+    parts = html.split(">")
+    last = len(parts) - 1
+    for index, part in enumerate(parts):
+        if "<" not in part:
+            continue
+        head, _, tag = part.rpartition("<")
+        head = head.replace("<", "&lt;")
+        if index == last and tag[:1].isalpha() and len(tag) <= MAX_TAG_CHARS:
+            parts[index] = head  # a tag cut off by the end of the mail: browsers drop it
+        elif index < last and len(tag) <= MAX_TAG_CHARS:
+            parts[index] = f"{head}<{tag}"
+        else:
+            parts[index] = f"{head}&lt;{tag}"
+    return ">".join(parts)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 from email.message import Message
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.email.binding import ReplyBinding
 from bot.email.classify import refusal
 from bot.email.parse import parse_reply
-from bot.email.reading import new_text, parse_mail, reply_bodies
+from bot.email.reading import html_to_text, new_text, parse_mail, reply_bodies
 
 from .samples import DATABASE, FEATURES, PLAN, SENT
 
@@ -164,3 +165,91 @@ def test_a_broken_charset_still_yields_text() -> None:
     message: Message = parse_mail(raw)
     text, _ = reply_bodies(message)
     assert text.startswith("2")
+
+
+html_pieces = st.sampled_from(
+    [
+        "<div>",
+        "</div>",
+        "<blockquote>",
+        "</blockquote>",
+        '<blockquote type="cite">',
+        '<div class="gmail_quote">',
+        '<div id="divRplyFwdMsg">',
+        "<br>",
+        "<p>",
+        "</p>",
+        "<ul><li>",
+        "</li></ul>",
+        "<ol>",
+        "<li>",
+        "<pre>",
+        "</pre>",
+        "<style>",
+        "</style>",
+        "<!--",
+        "-->",
+        "<![CDATA[",
+        "&nbsp;",
+        "&#0;",
+        "&#xD800;",
+        "&bogus;",
+        "<",
+        ">",
+        "<div <div",
+        '<a href="x',
+        "Postgres",
+        "On 2 Dec 2026 bob@x wrote:",
+        "\u200b",
+        "\n",
+    ]
+)
+
+
+@FAST
+@given(st.lists(html_pieces, max_size=60).map("".join), st.text(max_size=100))
+def test_any_html_reads_without_raising(html: str, text: str) -> None:
+    assert isinstance(new_text(text, html=html, sent=SENT), str)
+
+
+def test_deeply_nested_blockquotes_are_read_without_recursion_or_growth() -> None:
+    html = "<div>2</div>" + "<blockquote>x" * 100_000 + "</blockquote>" * 100_000
+    assert new_text("", html=html, sent=SENT) == "2"
+
+
+def test_a_huge_html_body_is_cut_to_a_bounded_size() -> None:
+    html = "<div>SQLite</div>" + "<div><span>filler text</span></div>" * 200_000
+    assert new_text("", html=html).startswith("SQLite")
+    assert len(html_to_text(html)) <= 1_000_000
+
+
+def test_unclosed_tags_and_endless_attributes_are_read() -> None:
+    assert isinstance(new_text("", html="<div " * 100_000 + 'class="' + "x" * 500_000), str)
+    assert new_text("", html="<div>3</div><div id=divRplyFwdMsg") == "3"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "On " * 50_000,
+        "-" * 200_000 + "x",
+        "From:" * 50_000,
+        "1" * 200_000 + ":",
+        "ezt írta (" + "x" * 200_000,
+        "Am 2. Dez. 2026 schrieb " + "a " * 100_000,
+        "a@b " * 50_000 + "wrote:",
+        "> " * 100_000,
+        "* " * 100_000 + "x",
+        "10:15 2026 " * 20_000 + ":",
+        "+1 (555) " * 30_000 + "x",
+    ],
+    ids=lambda line: repr(line[:12]),
+)
+def test_lines_built_to_make_regexes_backtrack_are_read(line: str) -> None:
+    text = f"Postgres\n\n{line}\n{line}\n> quoted"
+    assert new_text(text, sent=SENT).startswith("Postgres")
+
+
+def test_a_hundred_thousand_header_like_lines_are_read() -> None:
+    text = "2\n\n" + "On Tue, 2 Dec 2026 at 10:15, Bob <bob@example.org>\n" * 100_000
+    assert new_text(text, sent=SENT).startswith("2")

@@ -55,7 +55,8 @@ def _expand(text: str) -> str:
     return _PLACEHOLDER.sub(one, text)
 
 
-def _cases(path: Path) -> list[Reply]:
+def cases_in(path: Path) -> list[Reply]:
+    """The cases of one corpus file (any file in the corpus format, also outside the repository)."""
     replies: list[Reply] = []
     fields: dict[str, str] = {}
     parts: dict[str, list[str]] = {}
@@ -98,7 +99,7 @@ def _cases(path: Path) -> list[Reply]:
     return replies
 
 
-WRITTEN: list[Reply] = [reply for path in sorted(HERE.glob("*.txt")) for reply in _cases(path)]
+WRITTEN: list[Reply] = [reply for path in sorted(HERE.glob("*.txt")) for reply in cases_in(path)]
 CORPUS: list[Reply] = [*CLASSIC, *WRITTEN]
 
-__all__ = ("CORPUS", "WRITTEN", "Reply")
+__all__ = ("CORPUS", "WRITTEN", "Reply", "cases_in")
