@@ -91,7 +91,7 @@ SEPARATOR = re.compile(
 SIGNATURE_DELIMITER = re.compile(r"^--\s*$")
 
 DEVICE_FOOTER = re.compile(
-    r"^(?:Sent\s+from\s+(?:my\s|Mail\s|Outlook|Yahoo|Gmail|AOL|Proton)|Sent\s+(?:via|with)\s|"
+    r"^(?:Sent\s+from\s+(?:(?:my|a|an)\s[^.,;:!?]{1,40}$|Mail\s|Outlook|Yahoo|Gmail|AOL|Proton)|Sent\s+(?:via|with)\s|"
     r"(?:Get|Hent|Skaffa|Obtenir|Obtener|Scarica|Baixe|Obter|Pobierz|Download)\s+Outlook\s|"
     r"Outlook\s+für\s+\S+\s+herunterladen|Envoy[ée]\s+(?:de\s+mon|depuis)\s|Von\s+meinem\s.{1,40}\sgesendet|"
     r"Gesendet\s+(?:von|mit|vom)\s|Enviado\s+(?:desde|do|de)\s|Inviato\s+da[li]?\s|Inviato\s+dal\s|"
@@ -111,9 +111,11 @@ CLOSING = re.compile(
     r"saludos|un\s+saludo|atentamente|gracias|cordiali\s+saluti|distinti\s+saluti|saluti|grazie|"
     r"atenciosamente|abraços|obrigad[oa]|met\s+vriendelijke\s+groet(?:en)?|groeten|groetjes|bedankt|"
     r"med\s+vänliga\s+hälsningar|vänliga\s+hälsningar|hälsningar|tack|mvh|med\s+venlig\s+hilsen|hilsen|"
+    r"venlig\s+hilsen|kh|kærlig\s+hilsen|de\s+bedste\s+hilsner|vh|"
     r"terveisin|ystävällisin\s+terveisin|üdvözlettel|s\s+pozdravem|díky|děkuji|pozdrawiam|dzięki|"
     r"z\s+poważaniem|с\s+уважением|спасибо|з\s+повагою|дякую|saygılarımla|teşekkürler|"
-    r"με\s+εκτίμηση|ευχαριστώ|cu\s+stimă|mulțumesc)[\s,.!]*$",
+    r"με\s+εκτίμηση|ευχαριστώ|cu\s+stimă|mulțumesc|(?:以上、?\s*)?よろしくお願い(?:いた)?します|谢谢|祝好|此致|감사합니다)"
+    r"[\s,.!。！]*$",
     re.IGNORECASE,
 )
 """A closing line ("Thanks,", "Viele Grüße"): a name and a title may follow it, then nothing of the answer."""
@@ -121,6 +123,10 @@ CLOSING = re.compile(
 DECORATION = re.compile(r"^[\s*_\-=~#|.·•━─═┈┄+]*$")
 RULE = re.compile(r"^\s*([*_\-=~#·•━─═┈┄+])(?:\s?\1)+\s*$")
 """A line drawn with one repeated symbol ("━━━━", "~~~~", "* * *", "__")."""
+
+SIGN_OFF = re.compile(r"^(?:[-/~]|[–—]\s?)[^\W\d_][\w.'’-]*(?:\s[^\W\d_][\w.'’-]*){0,3}$")
+"""A name signed with a dash or slash under the answer ("-Abhishek", "— Tim", "/John"); a hyphen with a space
+after it is a list item ("- Billing"), not a signature."""
 
 CONTACT = re.compile(
     r"(?:\+?\d[\d ()./-]{6,}\d|[\w.+-]+@[\w-]+\.[\w.-]+|https?://|www\.|\w\.(?:com|org|net|io|de|fr)\b|\s[|·]\s)",

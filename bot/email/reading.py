@@ -167,7 +167,8 @@ def _header_span(lines: list[str], index: int) -> tuple[int, bool]:
     if not first or len(first) > marks.MAX_LINE:
         return 0, False
     opener = bool(marks.HEADER_OPENER.match(first))
-    may_wrap = opener or index == 0 or not lines[index - 1].strip()
+    # A header's first line already holds part of its date or address; a greeting above one ("Hello") does not.
+    may_wrap = opener or ((index == 0 or not lines[index - 1].strip()) and bool(marks.DATE_OR_ADDRESS.search(first)))
     joined = first
     for span in range(1, 4):
         if span > 1:
@@ -296,6 +297,9 @@ def _drop_signature(lines: list[str]) -> list[str]:
             return lines[:index]
     if not content:
         return lines
+    last = content[-1]
+    if len(content) > 1 and not lines[last - 1].strip() and marks.SIGN_OFF.match(lines[last].strip()[: marks.MAX_LINE]):
+        return lines[:last]
     start = next((i + 1 for i in range(content[-1], -1, -1) if not lines[i].strip()), 0)
     block = [line.strip() for line in lines[start:] if line.strip()]
     if start > content[0] and len(block) >= 2 and _signature_like(block, need_contact=True):

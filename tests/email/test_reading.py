@@ -191,3 +191,12 @@ def test_a_single_header_like_line_is_kept() -> None:
 def test_a_contact_line_in_the_answer_is_kept() -> None:
     text = "Postgres.\n\nCall me on +44 20 7946 0000 if the migration needs a hand."
     assert new_text(text) == text
+
+
+def test_a_hyphen_list_item_at_the_end_is_not_a_dash_sign_off() -> None:
+    assert new_text("My pick:\n\n- Billing") == "My pick:\n\n- Billing"
+
+
+def test_a_greeting_line_is_not_joined_into_the_quote_header_below_it() -> None:
+    text = "Hello\n02.04.2026 14:20 Bob <\nbob@example.org> wrote:\n\n> Hi"
+    assert new_text(text) == "Hello"
