@@ -14,7 +14,7 @@ from aiosmtpd.smtp import AuthResult
 
 from bot.channel import DeliveryError
 from bot.config import SmtpSettings
-from bot.email.transport import SmtpSender
+from bot.email.sending import SmtpSender
 from tests.bot.program_rig import free_port
 
 pytestmark = pytest.mark.anyio
