@@ -187,7 +187,7 @@ class EmailChannel(Channel):
             )
             await self.watcher.run()
         finally:
-            with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(5, shield=True):  # a polite QUIT, but shutdown does not wait on a stuck server
                 await self.sender.aclose()
 
     async def wait_handled(self, count: int) -> list[Handled]:
