@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from bot.errors import BotErrorCode, HandraiseError
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem
 
 
-class AnswerError(ValueError):
+class AnswerError(HandraiseError, ValueError):
     """The answer does not fit its questions. The message is for the person answering."""
 
-    code = "BAD_ANSWER"
+    code = BotErrorCode.BAD_ANSWER
 
 
 def normalise_item(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem) -> AskUserQuestionAnswerItem:

@@ -18,6 +18,7 @@ from typing import Any
 
 from bot.client import ApiClient, Reply, Unreachable, compact_answer
 from bot.duration_text import parse_duration
+from bot.errors import BotErrorCode, HandraiseError
 
 ANSWERED, FAILED, BAD_INPUT, ENDED, NO_ANSWERER, UNREACHABLE = 0, 1, 2, 3, 4, 5
 
@@ -25,8 +26,10 @@ EXIT_OF_STATUS = {"answered": ANSWERED, "cancelled": ENDED, "expired": ENDED, "f
 EXIT_OF_CODE = {"NO_PROVIDER": NO_ANSWERER, "ASK_TIMEOUT": ENDED, "ASK_CANCELLED": ENDED, "ASK_ABORTED": ENDED}
 
 
-class BadInput(Exception):
+class BadInput(HandraiseError):
     """A flag or file the user gave cannot be used; the message says which and how to fix it."""
+
+    code = BotErrorCode.BAD_INPUT
 
 
 def request_body(args: argparse.Namespace) -> dict[str, Any]:

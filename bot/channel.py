@@ -17,11 +17,19 @@ import anyio
 from aiohttp import web
 
 from bot.durations import format_duration
+from bot.errors import BotErrorCode, HandraiseError
 from bot.ledger import Ledger, PendingQuestion
 from bot.records import AgentRef, Delivery, QuestionRecord
 from bot.routing import Route, Router
-from core import REQUEST_EVENT, AskUserQuestionAnswer, AskUserQuestionRequest, Context, ErrorCode, UserQuestionError
-from core.context import Next
+from core import (
+    REQUEST_EVENT,
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    Context,
+    ErrorCode,
+    Next,
+    UserQuestionError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -29,11 +37,14 @@ CLOSE_OUT_SECONDS = 30
 """How long a channel may take to show the outcome (update a Slack message, send a mail) once the question ends."""
 
 
-class DeliveryError(UserQuestionError):
-    """A channel could not show the question (Slack said channel_not_found, SMTP refused, …)."""
+class DeliveryError(HandraiseError, UserQuestionError):
+    """A channel could not show the question (Slack said channel_not_found, SMTP refused, …); the agent sees it as
+    a UserQuestionError with code DELIVERY_FAILED."""
+
+    code = BotErrorCode.DELIVERY_FAILED
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, "DELIVERY_FAILED")
+        UserQuestionError.__init__(self, message, BotErrorCode.DELIVERY_FAILED)
 
 
 @dataclass(frozen=True)

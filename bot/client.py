@@ -12,14 +12,18 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
+from bot.errors import BotErrorCode, HandraiseError
+
 POLL_SECONDS = 30
 """The longest single long-poll; shorter than any proxy's idle timeout."""
 UNREACHABLE_PATIENCE = 300.0
 """How long a waiting client keeps re-polling a server that went away (a restart) before giving up."""
 
 
-class Unreachable(Exception):
+class Unreachable(HandraiseError):
     """The server could not be reached (refused, reset, timed out)."""
+
+    code = BotErrorCode.UNREACHABLE
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from bot.errors import BotErrorCode, HandraiseError
 from bot.settings import CHANNELS as CHANNELS
 from bot.settings import BotSettings as BotSettings
 from bot.settings import Config as Config
@@ -44,14 +45,13 @@ from bot.settings import quote_value as _q
 Loc = tuple[str | int, ...]
 
 
-class ConfigError(Exception):
+class ConfigError(HandraiseError):
     """A configuration the bot refuses to run with; `str()` is one line: `path:line: key: what is wrong; what to do`."""
 
-    code = "BAD_CONFIG"
+    code = BotErrorCode.BAD_CONFIG
 
     def __init__(self, message: str, *, path: str | None = None, key: str | None = None, line: int | None = None):
         super().__init__(message)
-        self.message = message
         self.path = path
         self.key = key
         self.line = line

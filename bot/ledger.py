@@ -16,6 +16,7 @@ import anyio
 
 from bot.answers import normalise_answer, normalise_item
 from bot.clock import Clock
+from bot.errors import BotErrorCode, HandraiseError
 from bot.records import AgentRef, QuestionRecord, QuestionStatus, Resolution
 from bot.store import Store
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionRequest
@@ -26,8 +27,10 @@ ChangeKind = Literal["asked", "partial", "resolved"]
 ChangeListener = Callable[[ChangeKind, QuestionRecord], None]
 
 
-class UnknownQuestion(LookupError):
+class UnknownQuestion(HandraiseError, LookupError):
     """No question has that id (a forged or mistyped reference)."""
+
+    code = BotErrorCode.UNKNOWN_QUESTION
 
 
 class PendingQuestion:

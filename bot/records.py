@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
-from core.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem
+from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem
 
 if TYPE_CHECKING:
-    from core.agents import Agent
+    from core import Agent
 
 QuestionStatus = Literal["pending", "answered", "cancelled", "expired", "failed"]
 """`pending` until exactly one resolution moves it to one of the other four, for good."""

@@ -23,8 +23,8 @@ from core import (
     ErrorCode,
     UserQuestionError,
     UserQuestionService,
+    no_provider,
 )
-from core.errors import no_provider
 
 log = logging.getLogger(__name__)
 

@@ -15,14 +15,17 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from bot.durations import Duration, format_duration
+from bot.errors import BotErrorCode, HandraiseError
 
 CHANNELS = ("slack", "email", "web")
 """Every channel, in the order they answer when bot.answerers does not say otherwise."""
 
 
-class FieldProblem(ValueError):
+class FieldProblem(HandraiseError, ValueError):
     """A validator's complaint about a key below the one it validates (a list item, or the field a model check blames),
     so the error names `escalate_after` or `agents[1]` rather than the whole table."""
+
+    code = BotErrorCode.BAD_CONFIG
 
     def __init__(self, message: str, *within: str | int):
         super().__init__(message)

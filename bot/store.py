@@ -34,7 +34,7 @@ from bot.store_schema import MIGRATIONS as MIGRATIONS
 from bot.store_schema import SCHEMA_VERSION as SCHEMA_VERSION
 from bot.store_schema import StoreError as StoreError
 from bot.store_schema import configure, migrate
-from core.types import AskUserQuestionAnswer, AskUserQuestionAnswerItem
+from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 _AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
 

@@ -9,15 +9,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
+from bot.errors import BotErrorCode, HandraiseError
 
-class StoreError(Exception):
+
+class StoreError(HandraiseError):
     """The store cannot do what was asked: an unreadable or foreign file, an unknown question, a failed write."""
 
-    code = "STORE"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    code = BotErrorCode.STORE
 
 
 APPLICATION_ID = 0x68726169  # "hrai": marks the file as handraise's in its SQLite header

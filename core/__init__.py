@@ -8,11 +8,17 @@ from core.abort import AbortSignal as AbortSignal
 from core.agents import Agent as Agent
 from core.agents import AgentRegistry as AgentRegistry
 from core.context import Context as Context
+from core.context import Dispose as Dispose
+from core.context import Listener as Listener
+from core.context import Next as Next
 from core.context import PluginHandle as PluginHandle
 from core.errors import ErrorCode as ErrorCode
 from core.errors import UserQuestionError as UserQuestionError
+from core.errors import no_provider as no_provider
 from core.service import REQUEST_EVENT as REQUEST_EVENT
 from core.service import UserQuestionService as UserQuestionService
+from core.tool import AskUserQuestionTool as AskUserQuestionTool
+from core.tool import format_answer as format_answer
 from core.types import AskUserQuestionAnswer as AskUserQuestionAnswer
 from core.types import AskUserQuestionAnswerItem as AskUserQuestionAnswerItem
 from core.types import AskUserQuestionIntent as AskUserQuestionIntent
@@ -32,9 +38,15 @@ __all__ = (
     "AskUserQuestionItem",
     "AskUserQuestionOption",
     "AskUserQuestionRequest",
+    "AskUserQuestionTool",
     "Context",
+    "Dispose",
     "ErrorCode",
+    "Listener",
+    "Next",
     "PluginHandle",
     "UserQuestionError",
     "UserQuestionService",
+    "format_answer",
+    "no_provider",
 )

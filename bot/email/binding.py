@@ -19,6 +19,8 @@ from email.message import Message
 from email.utils import getaddresses
 from typing import Literal
 
+from bot.errors import BotErrorCode, HandraiseError
+
 TOKEN_BYTES = 12
 """96 bits of HMAC output (past the 80 the design asks for): 20 base32 characters once the padding is dropped."""
 
@@ -32,8 +34,10 @@ _MESSAGE_ID = re.compile(r"<([^<>@\s]+)@([^<>\s]+)>")
 MatchedBy = Literal["address", "references", "subject"]
 
 
-class SecretTooWeak(ValueError):
+class SecretTooWeak(HandraiseError, ValueError):
     """The token secret is too short to keep tokens unguessable."""
+
+    code = BotErrorCode.SECRET_TOO_WEAK
 
 
 @dataclass(frozen=True)

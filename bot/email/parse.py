@@ -21,6 +21,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+from bot.errors import BotErrorCode, HandraiseError
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionOption
 
 _OPTION_NUMBER = re.compile(r"(?:#|(?:option|opt\.?|choice|no\.?|nr\.?|number)\s*#?)?\s*(\d{1,6})\s*[.):]?", re.I)
@@ -44,8 +45,8 @@ class ParsedReply:
     problems: list[str] = field(default_factory=list[str])
 
 
-class _Unreadable(ValueError):
-    pass
+class _Unreadable(HandraiseError, ValueError):
+    code = BotErrorCode.UNREADABLE_REPLY
 
 
 def parse_reply(text: str, questions: Sequence[AskUserQuestionItem], *, answered: Collection[str] = ()) -> ParsedReply:

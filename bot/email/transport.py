@@ -22,6 +22,7 @@ import anyio
 from bot.config import ImapSettings
 from bot.email.sending import MailSender as MailSender
 from bot.email.sending import SmtpSender as SmtpSender
+from bot.errors import BotErrorCode, HandraiseError
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +33,10 @@ _STOP_PUSH = "stop_wait_server_push"
 _LOST = b"handraise: connection lost"
 
 
-class ImapError(Exception):
+class ImapError(HandraiseError):
     """The IMAP server refused something or went away; the watcher reconnects."""
+
+    code = BotErrorCode.IMAP_FAILED
 
 
 MessageHandler = Callable[[bytes], Awaitable[bool]]

@@ -138,10 +138,12 @@ class SlackChannel(Channel):
                 target, thread_ts = root if root is not None else (channel, None)
                 posted, ts = await self._post_to_the_end(target, message, thread_ts)
             except SlackCallError as failure:
-                advice = ADVICE.get(failure.code, "see Slack's documentation of this error").format(
+                advice = ADVICE.get(failure.slack_error, "see Slack's documentation of this error").format(
                     token_env=self.settings.bot_token_env, api_url=self.settings.api_url
                 )
-                raise DeliveryError(f"slack: cannot post to {destination}: {failure.code} — {advice}") from failure
+                raise DeliveryError(
+                    f"slack: cannot post to {destination}: {failure.slack_error} — {advice}"
+                ) from failure
             if agent is not None:
                 self._threads[(agent, destination)] = root or (posted, ts)
         ref = {

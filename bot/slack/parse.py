@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.errors import BotErrorCode, HandraiseError
 from bot.slack import ids
 from bot.slack.render import answers_at_once, is_batch_of
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
@@ -19,12 +20,16 @@ from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 Items = dict[str, AskUserQuestionAnswerItem]
 
 
-class ParseError(ValueError):
+class ParseError(HandraiseError, ValueError):
     """A payload that is malformed or not about one of our questions (logged, never shown as an answer)."""
 
+    code = BotErrorCode.SLACK_PAYLOAD
 
-class ReplyError(ValueError):
+
+class ReplyError(HandraiseError, ValueError):
     """What a person sent cannot be read as an answer; the message tells them what to send instead."""
+
+    code = BotErrorCode.UNREADABLE_REPLY
 
 
 # --- block_actions ---------------------------------------------------------------------------------------------------
@@ -193,8 +198,10 @@ def decide(interaction: Interaction, questions: Sequence[AskUserQuestionItem]) -
 # --- view_submission -------------------------------------------------------------------------------------------------
 
 
-class ViewErrors(ValueError):
+class ViewErrors(HandraiseError, ValueError):
     """Problems to show in the modal itself, by input block id (Slack's response_action "errors")."""
+
+    code = BotErrorCode.UNREADABLE_REPLY
 
     def __init__(self, errors: dict[str, str]) -> None:
         super().__init__("; ".join(errors.values()))

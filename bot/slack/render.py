@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from bot.errors import BotErrorCode, HandraiseError
 from bot.records import AgentRef, QuestionRecord
 from bot.slack import ids
 from bot.slack.blocks import (
@@ -51,8 +52,10 @@ MARKER_ROOM = 40
 _SLACK_ID = re.compile(r"[UWS][A-Z0-9]{2,}")
 
 
-class RenderError(ValueError):
+class RenderError(HandraiseError, ValueError):
     """The question cannot be shown in Slack: over 100 options, or too many questions for one message."""
+
+    code = BotErrorCode.SLACK_RENDER
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryInterv
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
+from bot.errors import BotErrorCode, HandraiseError
 from bot.slack.render import SlackMessage
 
 log = logging.getLogger(__name__)
@@ -35,14 +36,16 @@ GROUP_CACHE_SECONDS = 60
 """How long a user group's member list is trusted; removing someone from the group takes effect within this."""
 
 
-class SlackCallError(Exception):
-    """A Web API call failed: `code` is Slack's error (`channel_not_found`, `not_in_channel`, `invalid_auth`, …) or
+class SlackCallError(HandraiseError):
+    """A Web API call failed: `slack_error` is Slack's error (`channel_not_found`, `not_in_channel`, …) or
     `connection_failed` / `timeout` when Slack could not be reached."""
 
-    def __init__(self, method: str, code: str, detail: str | None = None) -> None:
-        super().__init__(f"{method}: {code}" + (f" ({detail})" if detail else ""))
+    code = BotErrorCode.SLACK_CALL_FAILED
+
+    def __init__(self, method: str, slack_error: str, detail: str | None = None) -> None:
+        super().__init__(f"{method}: {slack_error}" + (f" ({detail})" if detail else ""))
         self.method = method
-        self.code = code
+        self.slack_error = slack_error
         self.detail = detail
 
 

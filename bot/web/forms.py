@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from bot.errors import BotErrorCode, HandraiseError
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
 OTHER = "other"
@@ -21,16 +22,16 @@ MAX_TEXT = 10_000
 FormData = Mapping[str, Sequence[str]]
 
 
-class FormError(ValueError):
+class FormError(HandraiseError, ValueError):
     """The form cannot become an answer as submitted. The message is for the person answering and says what to do."""
 
-    code = "BAD_FORM"
+    code = BotErrorCode.BAD_FORM
 
 
 class NotAResponder(FormError):
     """The person answering is not one the config lets answer this question; `name` is who they said they are."""
 
-    code = "NOT_A_RESPONDER"
+    code = BotErrorCode.NOT_A_RESPONDER
 
     def __init__(self, message: str, name: str) -> None:
         super().__init__(message)

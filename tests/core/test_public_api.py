@@ -25,11 +25,17 @@ def test_all_names_the_public_api_exactly() -> None:
         "AskUserQuestionItem",
         "AskUserQuestionOption",
         "AskUserQuestionRequest",
+        "AskUserQuestionTool",
         "Context",
+        "Dispose",
         "ErrorCode",
+        "Listener",
+        "Next",
         "PluginHandle",
         "UserQuestionError",
         "UserQuestionService",
+        "format_answer",
+        "no_provider",
     }
     assert len(core.__all__) == len(set(core.__all__))
     for name in core.__all__:
