@@ -29,11 +29,11 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.channel import install_channel
 from bot.clock import SystemClock
-from bot.config import SlackSettings, SlackSubscription
 from bot.ledger import Ledger
 from bot.routing import Router
 from bot.slack.channel import SlackChannel
 from bot.slack.http import events_handler
+from bot.slack.settings import SlackSettings, SlackSubscription
 from bot.slack.transport import make_client
 from bot.store import Store
 from core import AgentRegistry, AskUserQuestionItem, AskUserQuestionRequest, Context, UserQuestionService

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
@@ -61,11 +62,18 @@ class Channel(ABC):
     name: ClassVar[str]
 
     def __init__(self) -> None:
-        self.ledger: Ledger | None = None
+        self._ledger: Ledger | None = None
 
     def attach(self, ledger: Ledger) -> None:
         """Called once when installed: replies are submitted to `ledger`."""
-        self.ledger = ledger
+        self._ledger = ledger
+
+    @property
+    def ledger(self) -> Ledger:
+        """The ledger replies go to. Raises RuntimeError before the channel is installed (a programming error)."""
+        if self._ledger is None:
+            raise RuntimeError(f"the {self.name} channel is not installed; install_channel attaches it to a ledger")
+        return self._ledger
 
     @abstractmethod
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
@@ -79,6 +87,13 @@ class Channel(ABC):
 
     async def run(self) -> None:  # noqa: B027
         """Background work for as long as the channel is installed (watching a mailbox, a socket). Default: none."""
+
+    def links(self, base_url: str) -> Mapping[str, str]:
+        """Pages of the channel that `handraise serve` prints at start-up, by what they are. Default: none."""
+        return {}
+
+    async def close(self) -> None:  # noqa: B027
+        """The program is stopping: end what `run` and `add_routes` left open (streams, connections). Default: none."""
 
 
 class ChannelAnswerer:

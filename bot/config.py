@@ -12,35 +12,30 @@ import os
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from bot.errors import BotErrorCode, HandraiseError
-from bot.settings import CHANNELS as CHANNELS
 from bot.settings import BotSettings as BotSettings
-from bot.settings import Config as Config
-from bot.settings import EmailAddress as EmailAddress
-from bot.settings import EmailResponder as EmailResponder
-from bot.settings import EmailSettings as EmailSettings
-from bot.settings import EmailSubscription as EmailSubscription
+from bot.settings import ChannelSettings as ChannelSettings
 from bot.settings import EnvName as EnvName
 from bot.settings import FieldProblem as FieldProblem
 from bot.settings import Glob as Glob
-from bot.settings import ImapSettings as ImapSettings
 from bot.settings import ServerSettings as ServerSettings
-from bot.settings import SlackDestination as SlackDestination
-from bot.settings import SlackResponder as SlackResponder
-from bot.settings import SlackSettings as SlackSettings
-from bot.settings import SlackSubscription as SlackSubscription
-from bot.settings import SlackUserId as SlackUserId
-from bot.settings import SmtpSettings as SmtpSettings
 from bot.settings import StoreSettings as StoreSettings
 from bot.settings import Subscription as Subscription
-from bot.settings import WebSettings as WebSettings
-from bot.settings import WebSubscription as WebSubscription
 from bot.settings import quote_value as _q
+
+if TYPE_CHECKING:
+    from bot.kind import KindRegistry
+    from bot.settings import Config as Config
+else:
+    from bot.kinds import KINDS
+
+    Config = KINDS.config_model()
+    """The config file's model: `bot.settings.Config` with one table per registered channel kind."""
 
 Loc = tuple[str | int, ...]
 
@@ -117,7 +112,7 @@ def parse_config(
         raise _error(message, loc, text, path) from err
     env = os.environ if environ is None else environ
     # Commands that only read the config (routes, history) need no secrets; serve and ask-time code do.
-    for loc, name in _required_environment(config) if check_environment else ():
+    for loc, name in required_environment(config) if check_environment else ():
         if problem := _env_problem(name, env, noun=str(loc[-1]).removesuffix("_env").rsplit("_", 1)[-1]):
             raise _error(problem, loc, text, path)
     base = os.path.dirname(os.path.abspath(path)) if path is not None else os.getcwd()
@@ -144,22 +139,18 @@ def _env_problem(name: str, environ: Mapping[str, str], *, noun: str) -> str | N
     return None
 
 
-def _required_environment(config: Config) -> Iterator[tuple[Loc, str]]:
-    # Only the channels that will run need their secrets; a disabled [slack] table may keep stale names.
+def required_environment(config: Config, kinds: KindRegistry | None = None) -> Iterator[tuple[Loc, str]]:
+    """The environment variables `config` needs, with the key naming each: the API token and the secrets of the
+    channels that will run (a disabled table may keep stale names). `kinds` defaults to the registered ones."""
+    if kinds is None:
+        from bot.kinds import KINDS as kinds
     if config.server.api_token_env is not None:
         yield ("server", "api_token_env"), config.server.api_token_env
-    for channel in config.answerers:
-        if channel == "slack" and (slack := config.slack) is not None:
-            yield ("slack", "bot_token_env"), slack.bot_token_env
-            if slack.mode == "socket" and slack.app_token_env is not None:
-                yield ("slack", "app_token_env"), slack.app_token_env
-            if slack.mode == "http" and slack.signing_secret_env is not None:
-                yield ("slack", "signing_secret_env"), slack.signing_secret_env
-        elif channel == "email" and (email := config.email) is not None:
-            yield ("email", "token_secret_env"), email.token_secret_env
-            if email.smtp.password_env is not None:
-                yield ("email", "smtp", "password_env"), email.smtp.password_env
-            yield ("email", "imap", "password_env"), email.imap.password_env
+    for name in config.answerers:
+        kind, settings = kinds.get(name), config.channel(name)
+        if kind is not None and settings is not None:
+            for within, env_name in kind.secrets(settings):
+                yield (name, *within), env_name
 
 
 def _literal_secret(table: Mapping[str, Any], loc: Loc = ()) -> Loc | None:

@@ -45,8 +45,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"handraise is serving {where.base_url}  (config: {path or 'none; the embedded default'})", flush=True)
         print(f'  agents ask:   POST {where.base_url}/v1/questions   or   handraise ask "…?"', flush=True)
         print(f"  MCP clients:  {where.base_url}/mcp   or   handraise mcp", flush=True)
-        if where.inbox_url:
-            print(f"  web inbox:    {where.inbox_url}", flush=True)
+        for title, url in where.links.items():
+            print(f"  {title + ':':<13} {url}", flush=True)
         if where.resumed:
             print(f"  resumed {where.resumed} pending question(s) from the store", flush=True)
 

@@ -3,73 +3,71 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import anyio
 
 from bot.channel import Channel, install_channel
 from bot.clock import Clock, SystemClock
 from bot.config import Config, ConfigError
+from bot.kind import BuildContext
+from bot.kinds import KINDS
 from bot.ledger import Ledger
 from bot.routing import Router
 from bot.store import Store
 from core import Context, PluginHandle
-
-if TYPE_CHECKING:
-    from bot.web import WebInbox
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class Installation:
-    """What `install` put on the context. Await `run()` in a task group for the channels' background work."""
+    """What `install` put on the context. Await `run()` in a task group for the channels' background work, and
+    `close()` once the program stops."""
 
     config: Config
     store: Store
     ledger: Ledger
     router: Router
     channels: list[Channel] = field(default_factory=list[Channel])
-    inbox: WebInbox | None = None
 
     def channel(self, name: str) -> Channel | None:
         return next((channel for channel in self.channels if channel.name == name), None)
+
+    def links(self, base_url: str) -> dict[str, str]:
+        """Every channel's pages (the web inbox's access link), by what they are."""
+        return {title: url for channel in self.channels for title, url in channel.links(base_url).items()}
 
     async def run(self) -> None:
         async with anyio.create_task_group() as group:
             for channel in self.channels:
                 group.start_soon(channel.run, name=f"{channel.name} channel")
 
+    async def close(self) -> None:
+        """Close every channel; one that fails to close is logged and the others still close."""
+        for channel in self.channels:
+            try:
+                await channel.close()
+            except Exception:
+                log.exception("the %s channel did not close cleanly", channel.name)
 
-def build_channels(config: Config, ledger: Ledger) -> tuple[list[Channel], WebInbox | None]:
-    """One channel per configured answerer, in waterfall order, and the web inbox when it is one of them.
 
-    Raises ConfigError for a channel this version cannot run.
+def build_channels(config: Config, ledger: Ledger, environ: Mapping[str, str] | None = None) -> list[Channel]:
+    """One channel per configured answerer, in waterfall order, each built by its registered kind.
+
+    Raises ConfigError for a channel this version cannot run, or one whose secrets are missing.
     """
     channels: list[Channel] = []
-    inbox: WebInbox | None = None
     for name in config.answerers:
-        if name == "web":
-            from bot.web import WebInbox
-
-            inbox = WebInbox(ledger, config.web)
-            channels.append(inbox.channel)
-        elif name == "slack" and config.slack is not None:
-            from bot.slack import SlackChannel
-
-            channels.append(SlackChannel(config.slack))
-        elif name == "email" and config.email is not None:
-            from bot.email.channel import EmailChannel
-
-            channels.append(EmailChannel.from_settings(config.email))
-        else:
+        kind, settings = KINDS.get(name), config.channel(name)
+        if kind is None or settings is None:
             raise ConfigError(
                 f"bot.answerers: the {name} channel is not available in this version of handraise yet; "
                 f"remove it from bot.answerers (or its [{name}] table) to run with the others"
             )
-    return channels, inbox
+        channels.append(kind.build(settings, BuildContext(ledger, environ)))
+    return channels
 
 
 def install(
@@ -92,9 +90,9 @@ def install(
             child.on_dispose(opened.close)
         ledger = Ledger(opened, clock or SystemClock())
         router = Router.from_config(config)
-        chosen, inbox = (list(channels), None) if channels is not None else build_channels(config, ledger)
+        chosen = list(channels) if channels is not None else build_channels(config, ledger)
         for channel in chosen:
             install_channel(child, channel, router, ledger)
-        return Installation(config, opened, ledger, router, chosen, inbox)
+        return Installation(config, opened, ledger, router, chosen)
 
     return ctx.plugin(apply)

@@ -31,7 +31,8 @@ class Running:
     """A started program: where it listens and what it runs."""
 
     base_url: str
-    inbox_url: str | None
+    links: dict[str, str]
+    """The channels' pages by what they are, e.g. {"web inbox": "http://127.0.0.1:8765/?token=…"}."""
     resumed: int
     installation: Installation
     remote: RemoteQuestions
@@ -69,7 +70,6 @@ async def running(
     handle = install(ctx, config, clock=clock, channels=channels)
     installation = handle.value
     assert isinstance(installation, Installation)
-    inbox = installation.inbox
     runner: web.AppRunner | None = None
     waits = TaskBag()
     try:
@@ -81,8 +81,6 @@ async def running(
             tools = QuestionTools(ProgramRelay(remote, installation.ledger), timing=mcp_timing or Timing())
             mcp = McpEndpoint(tools, host=config.server.host)
             mcp.add_routes(app)
-            if inbox is not None:
-                inbox.add_routes(app)
             for channel in installation.channels:
                 channel.add_routes(app)
             runner = web.AppRunner(app, handle_signals=False, access_log=None)
@@ -92,10 +90,9 @@ async def running(
             abandon_local_questions(installation)
             resumed = remote.resume_pending()
             tasks.start_soon(installation.run)
-            inbox_url = inbox.url(base_url) if inbox is not None else None
             try:
                 async with mcp.running():
-                    yield Running(base_url, inbox_url, resumed, installation, remote, ctx)
+                    yield Running(base_url, installation.links(base_url), resumed, installation, remote, ctx)
             finally:
                 # Stopping is not the agents' cancelling: their questions stay pending for the next run.
                 installation.ledger.close()
@@ -104,8 +101,7 @@ async def running(
         with anyio.CancelScope(shield=True):
             installation.ledger.close()
             await waits.close()
-            if inbox is not None:
-                await inbox.close()
+            await installation.close()
             if runner is not None:
                 await runner.cleanup()
             handle.dispose()

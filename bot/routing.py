@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-from bot.config import Config, Subscription
 from bot.durations import format_duration
 from bot.records import AgentRef
+from bot.settings import Config, Subscription
 
 
 @dataclass(frozen=True)
@@ -51,15 +51,18 @@ class Router:
 
     def __init__(self, order: Sequence[str], subscriptions: Mapping[str, Sequence[Subscription]]) -> None:
         self.order = list(order)
-        self._subscriptions = {name: list(subscriptions.get(name, ())) for name in order}
+        # A channel missing from `subscriptions` is not routed at all: an empty list would mean "takes everything",
+        # which a forgotten wiring step must never turn into.
+        self._subscriptions = {name: list(subscriptions[name]) for name in order if name in subscriptions}
 
     @classmethod
     def from_config(cls, config: Config) -> Router:
-        subscriptions: dict[str, Sequence[Subscription]] = {"web": config.web.subscriptions}
-        if config.slack is not None:
-            subscriptions["slack"] = config.slack.subscriptions
-        if config.email is not None:
-            subscriptions["email"] = config.email.subscriptions
+        """The routes of every channel table in `config`, in its answerer order."""
+        subscriptions: dict[str, Sequence[Subscription]] = {}
+        for name in config.answerers:
+            settings = config.channel(name)
+            if settings is not None:
+                subscriptions[name] = settings.subscriptions
         return cls(config.answerers, subscriptions)
 
     def route(self, channel: str, agent: AgentRef | None) -> Route | None:
@@ -87,6 +90,7 @@ class Router:
             if route is not None:
                 lines.append(f"takes   {route.describe()}")
             else:
-                count = len(self._subscriptions[channel])
-                lines.append(f"passes  {channel}: none of its {count} subscriptions matches")
+                count = len(self._subscriptions.get(channel, ()))
+                why = f"none of its {count} subscriptions matches" if count else "it has no routes configured"
+                lines.append(f"passes  {channel}: {why}")
         return lines

@@ -9,16 +9,12 @@ import fnmatch
 import ipaddress
 import re
 from collections.abc import Mapping
-from datetime import timedelta
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from bot.durations import Duration, format_duration
 from bot.errors import BotErrorCode, HandraiseError
-
-CHANNELS = ("slack", "email", "web")
-"""Every channel, in the order they answer when bot.answerers does not say otherwise."""
 
 
 class FieldProblem(HandraiseError, ValueError):
@@ -40,7 +36,7 @@ def quote_value(value: object) -> str:
 _q = quote_value
 
 
-def _shaped(pattern: str, problem: str) -> AfterValidator:
+def shaped(pattern: str, problem: str) -> AfterValidator:
     """A validator for one string shape; in a `list[...]` pydantic adds the item's index to the error's key."""
     compiled = re.compile(pattern)
 
@@ -52,7 +48,7 @@ def _shaped(pattern: str, problem: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-def _non_empty(problem: str) -> AfterValidator:
+def non_empty(problem: str) -> AfterValidator:
     def check(items: list[str]) -> list[str]:
         if not items:
             raise ValueError(problem)
@@ -61,27 +57,11 @@ def _non_empty(problem: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-_NOT_A_USER_ID = 'is not a Slack user id; names change, so write ids like "U0123ABCD" (profile → ⋮ → Copy member ID)'
 EnvName = Annotated[
     str,
-    _shaped(
+    shaped(
         r"[A-Za-z_][A-Za-z0-9_]*",
         'is not an environment variable name; write the name (e.g. "SLACK_BOT_TOKEN"), never the secret itself',
-    ),
-]
-SlackUserId = Annotated[str, _shaped(r"[UW][A-Z0-9]{2,}", _NOT_A_USER_ID)]
-SlackResponder = Annotated[str, _shaped(r"[UWS][A-Z0-9]{2,}", _NOT_A_USER_ID + ' or usergroup ids like "S0123ABCD"')]
-SlackDestination = Annotated[
-    str, _shaped(r"[CG][A-Z0-9]{2,}|#[^\s#]+", 'is not a channel; write its id ("C0123ABCD") or name ("#deploys")')
-]
-EmailAddress = Annotated[
-    str, _shaped(r"[^@\s]+@[^@\s]+\.[^@\s.]+", 'is not an email address; write e.g. "oncall@example.org"')
-]
-EmailResponder = Annotated[
-    str,
-    _shaped(
-        r"[^@\s]*@[^@\s]+\.[^@\s.]+",
-        'is neither an address nor a domain; write e.g. "alice@example.org" or "@example.org"',
     ),
 ]
 
@@ -102,15 +82,17 @@ def _check_glob(glob: str) -> str:
 Glob = Annotated[str, AfterValidator(_check_glob)]
 
 
-class _Settings(BaseModel):
+class Table(BaseModel):
+    """A table of the config file: unknown keys are mistakes, and a loaded config never changes."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Subscription(_Settings):
+class Subscription(Table):
     """Which requests a channel takes (agent globs, labels, agentless), who may answer, and how long to wait."""
 
     agents: (
-        Annotated[list[Glob], _non_empty("is empty, so it matches no agent; remove it to match every agent")] | None
+        Annotated[list[Glob], non_empty("is empty, so it matches no agent; remove it to match every agent")] | None
     ) = None
     labels: dict[str, str] = Field(default_factory=dict)
     agentless: bool | None = None
@@ -154,51 +136,34 @@ class Subscription(_Settings):
         return phrase + (" and agentless requests" if self.agentless else "")
 
 
-class WebSubscription(Subscription):
-    """A web inbox route: the inbox shows the request to the listed responders (everyone when empty)."""
-
-
-class SlackSubscription(Subscription):
-    """A Slack route: post to a channel, or as a DM to a user, in one thread per agent or per request."""
-
-    channel: SlackDestination | None = None
-    user: SlackUserId | None = None
-    thread: Literal["agent", "request"] = "agent"
-    mention: list[SlackUserId] = Field(default_factory=list)
-    responders: list[SlackResponder] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _check_destination(self) -> SlackSubscription:
-        if self.channel is None and self.user is None:
-            raise ValueError('give a destination: channel = "#deploys" or user = "U0123"')
-        if self.channel is not None and self.user is not None:
-            raise ValueError('give one destination, not both: channel = "#deploys" or user = "U0123"')
-        return self
-
-
-class EmailSubscription(Subscription):
-    """An email route: send the question to these addresses; responders may be addresses or "@domain"."""
-
-    to: Annotated[list[EmailAddress], _non_empty('is empty; list at least one address, e.g. to = ["a@example.org"]')]
-    responders: list[EmailResponder] = Field(default_factory=list)
-
-
-class BotSettings(_Settings):
-    """Which channels answer, in waterfall order; unset means every enabled channel, in CHANNELS order."""
+class BotSettings(Table):
+    """Which channels answer, in waterfall order; unset means every enabled channel, in registration order."""
 
     answerers: list[str] | None = None
 
     @field_validator("answerers")
     @classmethod
     def _check_answerers(cls, answerers: list[str] | None) -> list[str] | None:
+        # Whether a name is a channel at all is the config's check: only it knows the registered kinds.
         if answerers == []:
             raise ValueError("is empty, so no question could be answered; list channels or remove the key")
         for index, name in enumerate(answerers or ()):
-            if name not in CHANNELS:
-                raise FieldProblem(f'{_q(name)} is not a channel; use "slack", "email" or "web"', index)
             if name in (answerers or [])[:index]:
                 raise FieldProblem(f"{_q(name)} is listed twice; list each channel once", index)
         return answerers
+
+
+Sub = TypeVar("Sub", bound=Subscription)
+
+
+class ChannelSettings(Table, Generic[Sub]):
+    """What every channel's table has: `enabled`, and the subscriptions that route requests to it.
+
+    A channel package subclasses `ChannelSettings[ItsSubscription]` and adds its own keys.
+    """
+
+    enabled: bool = True
+    subscriptions: list[Sub] = Field(default_factory=list)
 
 
 _LISTEN = re.compile(r"(?:\[(?P<v6>[^\]]*)\]|(?P<host>[^:\[\]]+)):(?P<port>[0-9]+)")
@@ -226,7 +191,7 @@ def _check_listen(listen: str) -> str:
     return listen
 
 
-class ServerSettings(_Settings):
+class ServerSettings(Table):
     """The local HTTP API that agents in other processes ask through, and the web inbox it serves."""
 
     listen: Annotated[str, AfterValidator(_check_listen)] = "127.0.0.1:8765"
@@ -262,134 +227,52 @@ class ServerSettings(_Settings):
         return self
 
 
-class StoreSettings(_Settings):
+class StoreSettings(Table):
     """Where pending questions and the audit log live (SQLite); load_config makes a relative path absolute."""
 
     path: str = Field(default="handraise.db", min_length=1)
 
 
-class WebSettings(_Settings):
-    """The local web inbox, on by default so that a bot with no config still answers every question."""
+class Config(Table):
+    """The whole file. `bot`, `server` and `store` are here; each registered channel kind adds its own table (see
+    `bot.kinds`, which builds the model that loading validates with). `Config()` is the embedded default, the web
+    inbox alone on 127.0.0.1:8765."""
 
-    enabled: bool = True
-    responders: list[str] = Field(default_factory=list)
-    subscriptions: list[WebSubscription] = Field(default_factory=list)
-
-
-class SlackSettings(_Settings):
-    """The Slack app: Socket Mode (no public URL) or HTTP events (signed requests)."""
-
-    enabled: bool = True
-    mode: Literal["socket", "http"] = "http"
-    bot_token_env: EnvName = "SLACK_BOT_TOKEN"
-    app_token_env: EnvName | None = None
-    signing_secret_env: EnvName | None = "SLACK_SIGNING_SECRET"
-    api_url: str = "https://slack.com/api/"
-    subscriptions: list[SlackSubscription] = Field(default_factory=list)
-
-    @field_validator("api_url")
-    @classmethod
-    def _check_api_url(cls, api_url: str) -> str:
-        if not re.match(r"https?://[^/\s]+", api_url):
-            raise ValueError(f'{_q(api_url)} is not an http(s) URL; write e.g. "https://slack.com/api/"')
-        return api_url if api_url.endswith("/") else api_url + "/"  # the Slack SDK joins method names onto it
-
-    @model_validator(mode="after")
-    def _check_mode_secrets(self) -> SlackSettings:
-        if self.mode == "socket" and self.app_token_env is None:
-            raise FieldProblem(
-                'required when mode = "socket"; set app_token_env = "SLACK_APP_TOKEN" and export the xapp- token',
-                "app_token_env",
-            )
-        if self.mode == "http" and self.signing_secret_env is None:
-            raise FieldProblem(
-                'required when mode = "http", to verify that requests come from Slack; '
-                'set signing_secret_env = "SLACK_SIGNING_SECRET" and export it',
-                "signing_secret_env",
-            )
-        return self
-
-
-class SmtpSettings(_Settings):
-    """The server that sends questions; username and password_env go together."""
-
-    host: str = Field(min_length=1)
-    port: int = Field(default=587, ge=1, le=65535)
-    security: Literal["starttls", "tls", "none"] = "starttls"
-    username: str | None = None
-    password_env: EnvName | None = None
-    timeout: Duration = timedelta(seconds=30)
-
-    @model_validator(mode="after")
-    def _check_login(self) -> SmtpSettings:
-        if (self.username is None) != (self.password_env is None):
-            missing = "password_env" if self.password_env is None else "username"
-            raise FieldProblem("required when the other half of the login is given; set both or neither", missing)
-        return self
-
-
-class ImapSettings(_Settings):
-    """The mailbox the bot polls for replies; processed_folder, when set, is where handled mail is moved."""
-
-    host: str = Field(min_length=1)
-    port: int = Field(default=993, ge=1, le=65535)
-    security: Literal["tls", "none"] = "tls"  # aioimaplib has no STARTTLS: refused here, not at first connect
-    username: str
-    password_env: EnvName
-    mailbox: str = "INBOX"
-    processed_folder: str | None = None
-    poll_interval: Duration = timedelta(seconds=60)
-
-
-class EmailSettings(_Settings):
-    """The email channel: questions go out by SMTP, replies to the plus-address of `address` come back by IMAP."""
-
-    enabled: bool = True
-    address: EmailAddress
-    from_name: str = "handraise"
-    smtp: SmtpSettings
-    imap: ImapSettings
-    token_secret_env: EnvName = "HANDRAISE_EMAIL_SECRET"
-    confirmations: bool = True
-    require_dmarc: bool = False
-    trusted_authserv_id: str | None = None
-    subscriptions: list[EmailSubscription] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _check_dmarc(self) -> EmailSettings:
-        if self.require_dmarc and self.trusted_authserv_id is None:
-            raise FieldProblem(
-                "required when require_dmarc = true: only Authentication-Results from your own server can be "
-                'trusted; set it to that header\'s first word, e.g. "mx.example.org"',
-                "trusted_authserv_id",
-            )
-        return self
-
-
-class Config(_Settings):
-    """The whole file; `Config()` is the embedded default, the web inbox alone on 127.0.0.1:8765."""
+    kind_names: ClassVar[tuple[str, ...]] = ()
+    """The registered channels, in their default waterfall order (set on the model `bot.kinds` builds)."""
 
     bot: BotSettings = Field(default_factory=BotSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
-    web: WebSettings = Field(default_factory=WebSettings)
-    slack: SlackSettings | None = None
-    email: EmailSettings | None = None
+
+    if TYPE_CHECKING:
+        # Each channel's table is a field of the model `bot.kinds` builds; read it as `config.slack`, or typed with
+        # `channel(name)`.
+        def __getattr__(self, name: str) -> Any: ...
+
+    def channel(self, name: str) -> ChannelSettings[Any] | None:
+        """The table of channel `name`, or None when the file has none (or no such channel is registered)."""
+        settings = getattr(self, name, None) if name in self.kind_names else None
+        return settings if isinstance(settings, ChannelSettings) else None
 
     @property
     def answerers(self) -> list[str]:
         """The channels that run, in waterfall order."""
         if self.bot.answerers is not None:
             return list(self.bot.answerers)
-        return [name for name in CHANNELS if self._channel_state(name) == "enabled"]
+        return [name for name in self.kind_names if self._channel_state(name) == "enabled"]
 
-    def _channel_state(self, name: str) -> Literal["absent", "disabled", "enabled"]:
-        settings: WebSettings | SlackSettings | EmailSettings | None = getattr(self, name)
+    def _channel_state(self, name: str) -> str:
+        settings = self.channel(name)
         return "absent" if settings is None else "enabled" if settings.enabled else "disabled"
 
     @model_validator(mode="after")
     def _check_answerers(self) -> Config:
-        for name in self.bot.answerers or ():
+        for index, name in enumerate(self.bot.answerers or ()):
+            if name not in self.kind_names:
+                listed = ", ".join(f'"{kind}"' for kind in self.kind_names[:-1])
+                choices = f'{listed} or "{self.kind_names[-1]}"' if listed else f'"{self.kind_names[-1]}"'
+                raise FieldProblem(f"{_q(name)} is not a channel; use {choices}", "bot", "answerers", index)
             state = self._channel_state(name)
             if state != "enabled":
                 why = f"there is no [{name}] table" if state == "absent" else f"[{name}] has enabled = false"
@@ -398,10 +281,7 @@ class Config(_Settings):
                     "bot",
                     "answerers",
                 )
-        if not self.answerers:
-            raise FieldProblem(
-                "no channel is enabled, so no question could be answered; enable [web], [slack] or [email]",
-                "web",
-                "enabled",
-            )
+        if self.kind_names and not self.answerers:
+            tables = " or ".join(f"[{name}]" for name in self.kind_names)
+            raise FieldProblem(f"no channel is enabled, so no question could be answered; enable {tables}")
         return self

@@ -18,7 +18,7 @@ import anyio
 
 from bot.answers import AnswerError
 from bot.channel import Channel, DeliveryError, Sent
-from bot.config import ConfigError, EmailSettings, EmailSubscription, resolve_secret
+from bot.config import ConfigError, resolve_secret
 from bot.email.binding import ReplyBinding, SecretTooWeak
 from bot.email.classify import header, headers, refusal, sender_address
 from bot.email.parse import parse_reply
@@ -37,8 +37,9 @@ from bot.email.render import (
     render_text,
     reply_subject,
 )
+from bot.email.settings import EmailSettings, EmailSubscription
 from bot.email.transport import ImapWatcher, MailSender, SmtpSender
-from bot.ledger import Ledger, UnknownQuestion
+from bot.ledger import UnknownQuestion
 from bot.records import Delivery, QuestionRecord, Resolution
 from bot.routing import Route, Router
 from core import AskUserQuestionAnswerItem
@@ -104,12 +105,6 @@ class EmailChannel(Channel):
     @property
     def from_header(self) -> str:
         return formataddr((self.settings.from_name, self.settings.address))
-
-    @property
-    def _ledger(self) -> Ledger:
-        if self.ledger is None:
-            raise RuntimeError("the email channel is not installed (install_channel attaches it to a ledger)")
-        return self.ledger
 
     # --- sending ---------------------------------------------------------------------------------------------------
 
@@ -217,7 +212,7 @@ class EmailChannel(Channel):
         match = self.binding.match(message)
         if match is None:
             return self._done(Handled("unmatched"))  # not for the bot: left untouched for humans
-        store = self._ledger.store
+        store = self.ledger.store
         delivery = store.find_delivery(self.name, match.token)
         if delivery is None or not self.binding.verify(delivery.question_id, match.token):
             return self._done(Handled("unknown-token", detail=f"token from {match.by} matches no question"))
@@ -249,7 +244,7 @@ class EmailChannel(Channel):
         items: dict[str, AskUserQuestionAnswerItem],
         problems: list[str],
     ) -> Handled:
-        ledger = self._ledger
+        ledger = self.ledger
         resolution: Resolution | None = None
         problems = list(problems)
         try:

@@ -17,7 +17,7 @@ import aiosmtplib
 import anyio
 
 from bot.channel import DeliveryError
-from bot.config import SmtpSettings
+from bot.email.settings import SmtpSettings
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from typing import Any
 import aioimaplib
 import anyio
 
-from bot.config import ImapSettings
 from bot.email.sending import MailSender as MailSender
 from bot.email.sending import SmtpSender as SmtpSender
+from bot.email.settings import ImapSettings
 from bot.errors import BotErrorCode, HandraiseError
 
 log = logging.getLogger(__name__)

@@ -8,10 +8,10 @@ from aiohttp import web
 
 from bot.channel import install_channel
 from bot.clock import Clock, SystemClock
-from bot.config import SlackSettings
 from bot.ledger import Ledger
 from bot.routing import Router
 from bot.slack.channel import SlackChannel
+from bot.slack.settings import SlackSettings
 from bot.store import Store
 from core import Context
 

@@ -23,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.answers import AnswerError
 from bot.channel import Channel, DeliveryError, Sent
-from bot.config import SlackSettings, SlackSubscription, resolve_secret
+from bot.config import resolve_secret
 from bot.ledger import UnknownQuestion
 from bot.records import Delivery, QuestionRecord
 from bot.routing import Route, Router
@@ -44,6 +44,7 @@ from bot.slack.parse import (
     read_view_ref,
 )
 from bot.slack.render import RenderError, SlackMessage, refusal_notice, render_outcome, render_question, resolved_notice
+from bot.slack.settings import SlackSettings, SlackSubscription
 from bot.slack.transport import SlackCallError, SlackTransport, make_client
 from core import AskUserQuestionAnswerItem
 
@@ -193,7 +194,7 @@ class SlackChannel(Channel):
         """The (conversation, thread ts) of `agent`'s earlier question at `destination`, if there is one: from
         memory, else (after a restart) from the deliveries in the store."""
         known = self._threads.get((agent, destination))
-        if known is not None or self.ledger is None:
+        if known is not None:
             return known
         store = self.ledger.store
         for earlier in store.list_questions(agent_id=agent, channel=self.name, limit=50):
@@ -204,7 +205,6 @@ class SlackChannel(Channel):
         return None
 
     def _delivered(self, key: str) -> tuple[QuestionRecord, Delivery] | None:
-        assert self.ledger is not None
         delivery = self.ledger.store.find_delivery(self.name, key)
         record = self.ledger.store.get_question(delivery.question_id) if delivery is not None else None
         return (record, delivery) if record is not None and delivery is not None else None
@@ -212,7 +212,6 @@ class SlackChannel(Channel):
     def _thread_index(self) -> dict[tuple[str, str], set[str]]:
         """Pending questions by (conversation, thread ts), read from the store once and then kept up to date, so
         that a reply in some unrelated thread costs a dictionary lookup."""
-        assert self.ledger is not None
         if self._threads_open is None:
             store = self.ledger.store
             index: dict[tuple[str, str], set[str]] = {}
@@ -224,7 +223,6 @@ class SlackChannel(Channel):
         return self._threads_open
 
     def _open_in_thread(self, channel: str, thread_ts: str) -> list[tuple[QuestionRecord, Delivery]]:
-        assert self.ledger is not None
         store = self.ledger.store
         index = self._thread_index()
         found: list[tuple[QuestionRecord, Delivery]] = []
@@ -267,14 +265,12 @@ class SlackChannel(Channel):
             log.warning("slack: could not tell %s in %s: %s", user, channel, failure)
 
     def _refused(self, user: str, record: QuestionRecord, via: str) -> None:
-        assert self.ledger is not None
         self.ledger.store.audit(record.id, "refused", channel=self.name, actor=user, detail={"reason": via})
 
     def _submit(
         self, record: QuestionRecord, items: dict[str, AskUserQuestionAnswerItem], user: str
     ) -> tuple[str, bool] | None:
         """Record the answer. None when it won; else what to tell the user, and whether the question is closed."""
-        assert self.ledger is not None
         try:
             resolution = self.ledger.submit(record.id, items, by=user, via=self.name)
         except AnswerError as problem:
@@ -285,8 +281,6 @@ class SlackChannel(Channel):
 
     async def _on_action(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
-        if self.ledger is None:
-            return
         try:
             click = read_block_actions(body)
         except ParseError as problem:
@@ -335,9 +329,6 @@ class SlackChannel(Channel):
             await self._tell(*where, "Slack did not open the form; reply in the thread instead.", click.thread_ts)
 
     async def _on_view(self, ack: AsyncAck, body: dict[str, Any]) -> None:
-        if self.ledger is None:
-            await ack()
-            return
         try:
             user, ref, values = read_view_ref(body)
         except ParseError as problem:
@@ -372,7 +363,7 @@ class SlackChannel(Channel):
             await ack(response_action="errors", errors={ids.modal_text_block(0): refused[0]})
 
     async def _on_message(self, event: dict[str, Any]) -> None:
-        if self.ledger is None or event.get("subtype") not in (None, "thread_broadcast") or event.get("bot_id"):
+        if event.get("subtype") not in (None, "thread_broadcast") or event.get("bot_id"):
             return
         channel, user, text = event.get("channel"), event.get("user"), event.get("text")
         thread_ts, ts = event.get("thread_ts"), event.get("ts")

@@ -16,11 +16,11 @@ import anyio
 from aiohttp import web
 
 from bot.answers import AnswerError
-from bot.config import WebSettings
+from bot.channel import Channel, Sent
 from bot.ledger import ChangeKind, Ledger, UnknownQuestion
 from bot.records import QuestionRecord
+from bot.routing import Route, Router
 from bot.web.auth import InboxAuth, secured
-from bot.web.channel import WebChannel
 from bot.web.forms import FormData, FormError, NotAResponder, parse_answer_form, parse_responder
 from bot.web.live import LiveFeed
 from bot.web.render import (
@@ -32,6 +32,7 @@ from bot.web.render import (
     render_outcome,
     render_partial_note,
 )
+from bot.web.settings import WebSettings
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -47,18 +48,41 @@ UNAUTHORISED = (
 )
 
 
-class WebInbox:
-    """A page listing the questions delivered to the web channel, answered through the ledger."""
+class WebInbox(Channel):
+    """The web inbox as a channel: delivering a question only means the inbox now lists it.
+
+    The store is the inbox's source of truth (a question with a `web` delivery is on show), so nothing is sent
+    anywhere; `deliver` tells open pages about the new question. Answers come in through the answer form's POST.
+    """
+
+    name = "web"
 
     def __init__(self, ledger: Ledger, settings: WebSettings, *, token: str | None = None) -> None:
-        self.ledger = ledger
+        super().__init__()
+        self.attach(ledger)
         self.settings = settings
         self.token = token if token is not None else secrets.token_urlsafe(24)
-        self.channel = WebChannel(settings, on_shown=self._shown)
+        self._router = Router([self.name], {self.name: settings.subscriptions})
         self._auth = InboxAuth(self.token)
         self._feed = LiveFeed()
         self._unwatch = ledger.watch(self._changed)
         self._static = {name: (resources.files("bot.web") / "static" / name).read_bytes() for name in STATIC_TYPES}
+
+    async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
+        self._shown(question)
+        return Sent(key=question.id)
+
+    def links(self, base_url: str) -> dict[str, str]:
+        return {"web inbox": self.url(base_url)}
+
+    def responders_for(self, question: QuestionRecord) -> list[str]:
+        """Who may answer `question` in the inbox, by the current config; empty means anyone who can open it.
+
+        The route's own responders, else `[web] responders`. Read at answer time, not stored at delivery, so that
+        removing someone from the config takes effect for questions already waiting.
+        """
+        route = self._router.route(self.name, question.agent)
+        return (route.responders if route is not None else []) or list(self.settings.responders)
 
     def add_routes(self, app: web.Application) -> None:
         """Mount the inbox at `/` (with `/history`, `/events`, `/questions/{id}/answer` and `/static/…`)."""
@@ -103,7 +127,7 @@ class WebInbox:
         return _page(render_inbox(cards, csrf=self._auth.csrf, notice=notice, remembered_by=remembered), status)
 
     def _card(self, record: QuestionRecord, values: FormData | None = None, error: str | None = None) -> Card:
-        return Card(record, self.channel.responders_for(record), values or {}, error)
+        return Card(record, self.responders_for(record), values or {}, error)
 
     def _sent_notice(self, question_id: str | None) -> str | None:
         record = self.ledger.store.get_question(question_id) if question_id else None
@@ -120,17 +144,15 @@ class WebInbox:
             return _page(render_message("Form expired", message), 403)
         question_id = request.match_info["id"]
         record = self.ledger.store.get_question(question_id)
-        if record is None or self.ledger.store.get_delivery(question_id, self.channel.name) is None:
+        if record is None or self.ledger.store.get_delivery(question_id, self.name) is None:
             return _page(render_message("No such question", "This inbox has no such question."), 404)
         try:
-            by = parse_responder(form, self.channel.responders_for(record))
+            by = parse_responder(form, self.responders_for(record))
             items = parse_answer_form(record.questions, form)
-            resolution = self.ledger.submit(question_id, items, by=by or self.channel.name, via=self.channel.name)
+            resolution = self.ledger.submit(question_id, items, by=by or self.name, via=self.name)
         except NotAResponder as refused:
             detail = {"reason": refused.args[0]}
-            self.ledger.store.audit(
-                question_id, "refused", channel=self.channel.name, actor=refused.name, detail=detail
-            )
+            self.ledger.store.audit(question_id, "refused", channel=self.name, actor=refused.name, detail=detail)
             return self._refused(request, record, form, str(refused), 403)
         except (FormError, AnswerError) as bad:
             if record.status != "pending":  # what was wrong with the form matters less than that it is too late
@@ -159,7 +181,7 @@ class WebInbox:
 
     def _changed(self, kind: ChangeKind, record: QuestionRecord) -> None:
         # "asked" comes from the channel's `deliver` instead: only then is it known to be the inbox's question.
-        if kind == "asked" or self.ledger.store.get_delivery(record.id, self.channel.name) is None:
+        if kind == "asked" or self.ledger.store.get_delivery(record.id, self.name) is None:
             return
         if kind == "partial":
             self._feed.publish({"kind": "partial", "id": record.id, "html": render_partial_note(record)})

@@ -16,7 +16,14 @@ from bot.web.forms import OTHER, SKIP, FormData, choice_field, first, other_fiel
 from bot.web.markdown import render_markdown
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
-CHANNEL_NAMES = {"web": "the web inbox", "slack": "Slack", "email": "email", "api": "the API", "bot": "handraise"}
+
+def channel_title(name: str | None) -> str | None:
+    """How people read the channel an answer came through ("Slack"), or the API / handraise itself."""
+    from bot.kinds import KINDS  # the registry imports this package's kind: read it when rendering, not at import
+
+    return {"api": "the API", "bot": "handraise"}.get(name or "") or KINDS.title(name)
+
+
 OUTCOME_WORDS = {"answered": "Answered", "cancelled": "Cancelled", "expired": "Expired", "failed": "Failed"}
 
 
@@ -283,7 +290,7 @@ def render_outcome(record: QuestionRecord) -> str:
     if record.status == "pending":
         return ""
     word = OUTCOME_WORDS.get(record.status, record.status.capitalize())
-    via = CHANNEL_NAMES.get(record.answered_via or "", record.answered_via)
+    via = channel_title(record.answered_via)
     who = (
         f" by {escape(record.answered_by)}" if record.answered_by and record.answered_by != record.answered_via else ""
     )
@@ -324,7 +331,7 @@ def render_partial_note(record: QuestionRecord) -> str:
 def _audit_log(events: Sequence[AuditEvent]) -> str:
     rows = []
     for event in events:
-        where = f" in {escape(CHANNEL_NAMES.get(event.channel, event.channel))}" if event.channel else ""
+        where = f" in {escape(channel_title(event.channel) or '')}" if event.channel else ""
         who = f" by {escape(event.actor)}" if event.actor else ""
         rows.append(f"<li>{_time(event.at)} <span class='kind'>{escape(event.kind)}</span>{who}{where}</li>")
     return f'<details class="audit"><summary>Audit log ({len(rows)})</summary><ol>{"".join(rows)}</ol></details>'

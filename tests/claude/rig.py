@@ -19,6 +19,7 @@ import pytest
 
 from bot.program import Running, running
 from bot.records import QuestionRecord
+from bot.web import WebInbox
 from tests.bot.program_rig import config_for
 
 TOKEN_ENV = "HANDRAISE_TEST_API_TOKEN"
@@ -82,8 +83,8 @@ async def pending_question(program: Running) -> QuestionRecord:
 
 async def answer_in_inbox(program: Running, question_id: str, fields: list[tuple[str, str]]) -> None:
     """Post the inbox's answer form as a person's browser does (signed in by the inbox token, with its CSRF field)."""
-    inbox = program.installation.inbox
-    assert inbox is not None
+    inbox = program.installation.channel("web")
+    assert isinstance(inbox, WebInbox)
     store = program.installation.store
     with anyio.fail_after(10):
         while store.get_delivery(question_id, "web") is None:

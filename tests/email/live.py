@@ -17,8 +17,8 @@ from anyio.abc import TaskGroup
 
 from bot.channel import install_channel
 from bot.clock import SystemClock
-from bot.config import EmailSettings
 from bot.email.channel import EmailChannel, Handled
+from bot.email.settings import EmailSettings
 from bot.ledger import Ledger
 from bot.routing import Router
 from bot.store import Store

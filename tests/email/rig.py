@@ -11,8 +11,8 @@ import anyio
 
 from bot.channel import DeliveryError, install_channel
 from bot.clock import Clock, FakeClock
-from bot.config import EmailSettings
 from bot.email.channel import EmailChannel
+from bot.email.settings import EmailSettings
 from bot.ledger import Ledger
 from bot.routing import Router
 from bot.store import Store

@@ -300,5 +300,5 @@ def test_the_configured_email_channel_is_built(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("IMAP_PW", "pw")
     config = Config.model_validate({"email": email_settings().model_dump(), "bot": {"answerers": ["email"]}})
     ledger: Any = Ledger(Store.open(tmp_path / "db"), FakeClock())
-    channels, inbox = build_channels(config, ledger)
-    assert [type(channel) for channel in channels] == [EmailChannel] and inbox is None
+    channels = build_channels(config, ledger)
+    assert [type(channel) for channel in channels] == [EmailChannel]

@@ -13,8 +13,8 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 from bot.channel import DeliveryError
-from bot.config import SmtpSettings
 from bot.email.sending import SmtpSender
+from bot.email.settings import SmtpSettings
 from tests.bot.program_rig import free_port
 
 pytestmark = pytest.mark.anyio

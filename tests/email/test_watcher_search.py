@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from aioimaplib import Response
 
+from bot.email.settings import ImapSettings
 from bot.email.transport import ImapWatcher
-from bot.settings import ImapSettings
 
 pytestmark = pytest.mark.anyio
 

@@ -14,10 +14,10 @@ from slack_bolt.response import BoltResponse
 
 from bot.channel import install_channel
 from bot.clock import FakeClock
-from bot.config import SlackSettings, SlackSubscription
 from bot.ledger import Ledger
 from bot.routing import Router
 from bot.slack.channel import SlackChannel
+from bot.slack.settings import SlackSettings, SlackSubscription
 from bot.slack.transport import make_client
 from core import (
     AbortSignal,

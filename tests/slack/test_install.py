@@ -10,9 +10,9 @@ import anyio
 import pytest
 from aiohttp import web
 
-from bot.config import SlackSettings
 from bot.program import running
 from bot.slack import SlackAnswerer, SlackChannel
+from bot.slack.settings import SlackSettings
 from bot.slack.transport import make_client
 from core import AgentRegistry, AskUserQuestionRequest, Context, UserQuestionError, UserQuestionService
 

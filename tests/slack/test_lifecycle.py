@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import SlackSettings
 from bot.slack.channel import SlackChannel
+from bot.slack.settings import SlackSettings
 from bot.slack.transport import make_client
 from core import AbortController, Agent, UserQuestionError
 

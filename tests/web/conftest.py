@@ -9,11 +9,11 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.channel import install_channel
 from bot.clock import SystemClock
-from bot.config import WebSettings
 from bot.ledger import Ledger
 from bot.routing import Router
 from bot.store import Store
 from bot.web import WebInbox
+from bot.web.settings import WebSettings
 from core import Context
 from tests.web.helpers import TOKEN, Client, make_context
 
@@ -49,7 +49,7 @@ def inbox(ledger: Ledger, settings: WebSettings) -> WebInbox:
 def ctx(inbox: WebInbox, ledger: Ledger, settings: WebSettings) -> Context:
     """A seam whose only answerer is the web inbox, routed as the config says."""
     ctx = make_context()
-    install_channel(ctx, inbox.channel, Router(["web"], {"web": settings.subscriptions}), ledger)
+    install_channel(ctx, inbox, Router(["web"], {"web": settings.subscriptions}), ledger)
     return ctx
 
 

@@ -154,8 +154,7 @@ async def test_an_asked_question_in_the_cli_is_answered_in_the_page(page: Page, 
     """The issue's whole path: `handraise serve`'s program, `handraise ask` in a subprocess, a click in Chromium."""
     config = parse_config(f'[server]\nlisten = "127.0.0.1:0"\n[store]\npath = "{tmp_path / "handraise.db"}"\n')
     async with running(config) as program:
-        assert program.inbox_url is not None
-        await page.goto(program.inbox_url)
+        await page.goto(program.links["web inbox"])
         await expect(page.locator("[data-live]")).to_have_text("Live")
         argv = [sys.executable, "-m", "bot.cli", "ask", "Deploy now?", "-o", "yes", "-o", "no", "--server"]
         async with await anyio.open_process([*argv, program.base_url]) as cli:

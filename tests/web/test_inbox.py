@@ -7,12 +7,12 @@ import re
 import anyio
 import pytest
 
-from bot.config import WebSettings
 from bot.ledger import Ledger
 from bot.records import AgentRef, QuestionRecord
 from bot.store import Store
 from bot.web import WebInbox
 from bot.web.auth import CONTENT_SECURITY_POLICY
+from bot.web.settings import WebSettings
 from core import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,

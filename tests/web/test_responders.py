@@ -5,9 +5,9 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from bot.config import WebSettings, WebSubscription
 from bot.records import AgentRef
 from bot.store import Store
+from bot.web.settings import WebSettings, WebSubscription
 from core import Context
 from tests.web.helpers import Client, answer, choice, start_ask, web_question
 

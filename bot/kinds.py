@@ -1,0 +1,13 @@
+"""The channels this handraise has: the one place that lists them. A new channel is one package plus one line here.
+
+The order is the default waterfall order (when `bot.answerers` does not say otherwise).
+"""
+
+from __future__ import annotations
+
+from bot.email.kind import EMAIL
+from bot.kind import KindRegistry
+from bot.slack.kind import SLACK
+from bot.web.kind import WEB
+
+KINDS = KindRegistry(SLACK, EMAIL, WEB)

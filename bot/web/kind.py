@@ -1,0 +1,27 @@
+"""The web inbox as a registered kind: on by default, needing no secrets (its access link is made at start-up)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from bot.kind import BuildContext, ChannelKind, Secret
+from bot.web.settings import WebSettings
+
+if TYPE_CHECKING:
+    from bot.channel import Channel
+
+
+def _secrets(settings: WebSettings) -> Iterator[Secret]:
+    return iter(())
+
+
+def _build(settings: WebSettings, context: BuildContext) -> Channel:
+    from bot.web.app import WebInbox
+
+    return WebInbox(context.ledger, settings)
+
+
+WEB = ChannelKind(
+    name="web", title="the web inbox", settings=WebSettings, secrets=_secrets, build=_build, on_by_default=True
+)
