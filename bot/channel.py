@@ -1,5 +1,6 @@
-"""The shared base every channel sits on: routing, delivery bookkeeping, escalation, expiry, first-answer-wins,
-audit and the final update. A channel itself only renders, delivers, collects replies and parses them.
+"""The shared base every channel sits on: routing, delivery bookkeeping, escalation, expiry, the final update, and
+(in `bot.replies`) everything that happens when someone answers. A channel itself only renders, delivers, reads
+what people do and shows them the outcome.
 
 Escalation is delegation on a timer: after `escalate_after` the answerer calls `next()` while keeping its own
 channel open, so the first answer from either channel wins and both are updated.
@@ -10,17 +11,19 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import anyio
 from aiohttp import web
+from pydantic import BaseModel
 
 from bot.durations import format_duration
 from bot.errors import BotErrorCode, HandraiseError
 from bot.ledger import Ledger, PendingQuestion
 from bot.records import AgentRef, Delivery, QuestionRecord
+from bot.replies import RESPONDERS_KEY, Replies
 from bot.routing import Route, Router
 from core import (
     REQUEST_EVENT,
@@ -50,30 +53,45 @@ class DeliveryError(HandraiseError, UserQuestionError):
 
 @dataclass(frozen=True)
 class Sent:
-    """What a channel returns from `deliver`: the lookup key for replies and whatever it needs to update it later."""
+    """What a channel returns from `deliver`: the lookup key for replies, and the channel's own typed reference to
+    what it sent (a pydantic model it reads back with `Model.model_validate(delivery.ref)` to update it later)."""
 
     key: str
-    ref: dict[str, Any] = field(default_factory=dict[str, Any])
+    ref: BaseModel | None = None
 
 
 class Channel(ABC):
-    """One way of reaching people. Subclasses render and deliver; the base does the rest."""
+    """One way of reaching people. Subclasses render, deliver, turn events into replies and show the outcome; the
+    base does the rest (routing, timers, who may answer, first answer wins, audit)."""
 
     name: ClassVar[str]
 
     def __init__(self) -> None:
-        self._ledger: Ledger | None = None
+        self._replies: Replies | None = None
 
-    def attach(self, ledger: Ledger) -> None:
-        """Called once when installed: replies are submitted to `ledger`."""
-        self._ledger = ledger
+    def attach(self, replies: Replies) -> None:
+        """Called when installed: people's replies are handed to `replies`."""
+        self._replies = replies
+
+    @property
+    def replies(self) -> Replies:
+        """The reply half of the base. Raises RuntimeError before the channel is installed (a programming error)."""
+        if self._replies is None:
+            raise RuntimeError(f"the {self.name} channel is not installed; install_channel attaches it")
+        return self._replies
 
     @property
     def ledger(self) -> Ledger:
-        """The ledger replies go to. Raises RuntimeError before the channel is installed (a programming error)."""
-        if self._ledger is None:
-            raise RuntimeError(f"the {self.name} channel is not installed; install_channel attaches it to a ledger")
-        return self._ledger
+        return self.replies.ledger
+
+    def responders(self, route: Route) -> list[str]:
+        """Who may answer on this route, as this channel reads it. Default: the route's responders (anyone when
+        there are none)."""
+        return route.responders
+
+    async def members(self, entry: str) -> frozenset[str] | None:
+        """The people in group `entry` of a responders list (a Slack user group), or None when it is no group."""
+        return None
 
     @abstractmethod
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
@@ -103,7 +121,7 @@ class ChannelAnswerer:
         self.channel = channel
         self.router = router
         self.ledger = ledger
-        channel.attach(ledger)
+        channel.attach(Replies(channel, ledger, router))
 
     @property
     def name(self) -> str:
@@ -149,7 +167,9 @@ class ChannelAnswerer:
         if store.get_delivery(pending.id, self.name) is not None:
             return  # resumed after a restart: the question is already on show
         sent = await self.channel.deliver(pending.record, route)
-        store.add_delivery(pending.id, self.name, sent.key, sent.ref)
+        ref = sent.ref.model_dump(mode="json") if sent.ref is not None else {}
+        # Who could answer when it was sent: the fallback once the agent is no longer routed here.
+        store.add_delivery(pending.id, self.name, sent.key, ref | {RESPONDERS_KEY: self.channel.responders(route)})
 
     async def _wait(self, pending: PendingQuestion, route: Route, next_: Next) -> None:
         if route.escalate_after is None and route.expire_after is None:

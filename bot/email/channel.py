@@ -1,5 +1,6 @@
 """The email channel on the shared base: a question goes out as a mail form; replies in its thread come back, are
-checked (bound by token, not automatic, from an allowed sender), read and parsed, and become the answer.
+checked (bound by token, not automatic), read, and handed to the base, which checks the sender against the route's
+responders, keeps partial answers and lets the first answer win.
 
 Every reply the bot sends back stays in the question's thread: a confirmation, "already answered by X at T", the
 problems with an unreadable reply and how to answer, or a follow-up asking only for the questions still open.
@@ -8,15 +9,15 @@ problems with an unreadable reply and how to answer, or a follow-up asking only 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.message import EmailMessage, Message
 from email.utils import formataddr
 from typing import Any, Literal
 
 import anyio
+from pydantic import BaseModel, ConfigDict, Field
 
-from bot.answers import AnswerError
 from bot.channel import Channel, DeliveryError, Sent
 from bot.config import ConfigError, resolve_secret
 from bot.email.binding import ReplyBinding, SecretTooWeak
@@ -39,26 +40,36 @@ from bot.email.render import (
 )
 from bot.email.settings import EmailSettings, EmailSubscription
 from bot.email.transport import ImapWatcher, MailSender, SmtpSender
-from bot.ledger import UnknownQuestion
-from bot.records import Delivery, QuestionRecord, Resolution
-from bot.routing import Route, Router
-from core import AskUserQuestionAnswerItem
+from bot.records import Delivery, QuestionRecord
+from bot.replies import Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
+from bot.routing import Route
 
 log = logging.getLogger(__name__)
 
-Outcome = Literal[
-    "unmatched", "unknown-token", "refused", "closed", "answered", "duplicate", "partial", "unreadable", "failed"
-]
+MailOutcome = Literal["unmatched", "unknown-token", "refused", "closed", "answered", "partial", "unreadable"]
 
 
 @dataclass(frozen=True)
 class Handled:
-    """What the channel did with one incoming mail (for logs and tests)."""
+    """What the channel did with one incoming mail; true when the mail was the bot's business."""
 
-    outcome: Outcome
+    outcome: MailOutcome
     question_id: str | None = None
     sender: str | None = None
     detail: str = ""
+
+    def __bool__(self) -> bool:
+        return self.outcome != "unmatched"
+
+
+class EmailRef(BaseModel):
+    """What the email channel keeps about a sent question: enough to reply in its thread later."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    message_id: str = ""
+    subject: str = ""
+    to: list[str] = Field(default_factory=list[str])
 
 
 class EmailChannel(Channel):
@@ -75,8 +86,9 @@ class EmailChannel(Channel):
         imap_password: str | None = None,
         sender: MailSender | None = None,
         watcher_options: Mapping[str, Any] | None = None,
+        on_handled: Callable[[Handled], None] | None = None,
     ) -> None:
-        """Raises SecretTooWeak for a short token secret."""
+        """Raises SecretTooWeak for a short token secret. `on_handled` hears what became of each incoming mail."""
         super().__init__()
         self.settings = settings
         self.binding = ReplyBinding(secret, settings.address)
@@ -84,9 +96,7 @@ class EmailChannel(Channel):
         self.imap_password = imap_password
         self.watcher_options = dict(watcher_options or {})
         self.watcher: ImapWatcher | None = None
-        self.handled: list[Handled] = []
-        self._handled_changed = anyio.Event()
-        self._router = Router([self.name], {self.name: settings.subscriptions})
+        self.on_handled = on_handled
 
     @classmethod
     def from_settings(cls, settings: EmailSettings, environ: Mapping[str, str] | None = None) -> EmailChannel:
@@ -125,21 +135,28 @@ class EmailChannel(Channel):
             subject=subject,
         )
         await self.sender.send(render_question_email(question, envelope))
-        ref = {"message_id": envelope.message_id, "subject": subject, "to": list(subscription.to)}
-        return Sent(key=token, ref=ref | {"responders": self._allowed(subscription)})
+        return Sent(key=token, ref=EmailRef(message_id=envelope.message_id, subject=subject, to=list(subscription.to)))
+
+    def responders(self, route: Route) -> list[str]:
+        """The route's responders, or else exactly the people it was sent to: mail never means "anyone"."""
+        subscription = route.subscription
+        if isinstance(subscription, EmailSubscription):
+            return list(subscription.responders or subscription.to)
+        return route.responders
 
     async def close_out(self, question: QuestionRecord, delivery: Delivery) -> None:
         """Cancelled or expired: tell the recipients in the thread. Answered: the answerer had a confirmation."""
         if question.status not in ("cancelled", "expired"):
             return
-        envelope = self._thread_envelope(delivery, to=list(delivery.ref.get("to", [])))
+        envelope = self._thread_envelope(delivery, to=EmailRef.model_validate(delivery.ref).to)
         if envelope.to:
             await self.sender.send(render_notice(closed_text(question), envelope))
 
     def _thread_envelope(
         self, delivery: Delivery, *, to: list[str], reply: Message | None = None, automatic: bool = True
     ) -> Envelope:
-        first = str(delivery.ref.get("message_id", ""))
+        ref = EmailRef.model_validate(delivery.ref)
+        first = ref.message_id
         references = [first] if first else []
         in_reply_to = first or None
         if reply is not None:
@@ -153,7 +170,7 @@ class EmailChannel(Channel):
             to=to,
             reply_to=self.binding.reply_address(delivery.key),
             message_id=self.binding.message_id(delivery.key),
-            subject=reply_subject(str(delivery.ref.get("subject", "[handraise]"))),
+            subject=reply_subject(ref.subject or "[handraise]"),
             in_reply_to=in_reply_to,
             references=references,
             automatic=automatic,
@@ -178,33 +195,29 @@ class EmailChannel(Channel):
                 log.warning("email: no IMAP password given, so replies are not read")
                 await anyio.sleep_forever()
             self.watcher = ImapWatcher(
-                self.settings.imap, self.imap_password or "", self.handle, **self.watcher_options
+                self.settings.imap, self.imap_password or "", self._watched, **self.watcher_options
             )
             await self.watcher.run()
         finally:
             with anyio.move_on_after(5, shield=True):  # a polite QUIT, but shutdown does not wait on a stuck server
                 await self.sender.aclose()
 
-    async def wait_handled(self, count: int) -> list[Handled]:
-        """Wait until at least `count` mails have been handled; returns them all (tests and benchmarks bound it)."""
-        while len(self.handled) < count:
-            await self._handled_changed.wait()
-        return list(self.handled)
+    async def _watched(self, raw: bytes) -> bool:
+        return bool(await self.handle(raw))
 
-    def _done(self, handled: Handled) -> bool:
+    def _done(self, handled: Handled) -> Handled:
         log.info(
             "email: %s%s%s",
             handled.outcome,
             f" question {handled.question_id}" if handled.question_id else "",
             f" ({handled.detail})" if handled.detail else "",
         )
-        self.handled.append(handled)
-        self._handled_changed.set()
-        self._handled_changed = anyio.Event()
-        return handled.outcome != "unmatched"
+        if self.on_handled is not None:
+            self.on_handled(handled)
+        return handled
 
-    async def handle(self, raw: bytes) -> bool:
-        """Handle one incoming mail; True when it was the bot's business (the watcher then flags it \\Seen).
+    async def handle(self, raw: bytes) -> Handled:
+        """Handle one incoming mail; true when it was the bot's business (the watcher then flags it \\Seen).
 
         Never raises for anything in the mail itself.
         """
@@ -212,93 +225,57 @@ class EmailChannel(Channel):
         match = self.binding.match(message)
         if match is None:
             return self._done(Handled("unmatched"))  # not for the bot: left untouched for humans
-        store = self.ledger.store
-        delivery = store.find_delivery(self.name, match.token)
-        if delivery is None or not self.binding.verify(delivery.question_id, match.token):
+        found = self.replies.delivered(match.token)
+        if found is None or not self.binding.verify(found[1].question_id, match.token):
             return self._done(Handled("unknown-token", detail=f"token from {match.by} matches no question"))
-        record = store.get_question(delivery.question_id)
-        if record is None:
-            return self._done(Handled("unknown-token", delivery.question_id, detail="the question is gone"))
-        sender = sender_address(message)
+        record, delivery = found
+        sender, message_id = sender_address(message), header(message, "Message-ID")
         trusted = self.settings.trusted_authserv_id if self.settings.require_dmarc else None
-        allowed = self._responders(record, delivery)
-        verdict = refusal(message, allowed=allowed, own_address=self.settings.address, trusted_authserv_id=trusted)
+        verdict = refusal(message, own_address=self.settings.address, trusted_authserv_id=trusted)
         if verdict is not None:
-            detail = {"reason": verdict.refusal, "detail": verdict.reason, "message_id": header(message, "Message-ID")}
-            store.audit(record.id, "refused", channel=self.name, actor=sender or None, detail=detail)
+            self.replies.refuse(record, sender, verdict.refusal, detail=verdict.reason, message_id=message_id)
             return self._done(Handled("refused", record.id, sender, f"{verdict.refusal}: {verdict.reason}"))
-        if record.status != "pending":
-            await self._answer(message, delivery, already_answered_text(record, sender), sender)
-            return self._done(Handled("closed", record.id, sender, record.status))
-        text, html = reply_bodies(message)
-        reply_text = new_text(text, html=html, sent=self._sent_text(record, delivery))
-        parsed = parse_reply(reply_text, record.questions, answered=record.partial.keys())
-        return self._done(await self._apply(message, delivery, record, sender, parsed.items, parsed.problems))
 
-    async def _apply(
-        self,
-        message: Message,
-        delivery: Delivery,
-        record: QuestionRecord,
-        sender: str,
-        items: dict[str, AskUserQuestionAnswerItem],
-        problems: list[str],
-    ) -> Handled:
-        ledger = self.ledger
-        resolution: Resolution | None = None
-        problems = list(problems)
-        try:
-            if items and {q.id for q in record.questions} <= set(record.partial) | set(items):
-                resolution = ledger.submit(record.id, {**record.partial, **items}, by=sender, via=self.name)
-            else:
-                for item in items.values():
-                    resolution = ledger.save_partial(record.id, item, by=sender, via=self.name).resolution
-        except AnswerError as error:
-            problems.append(str(error))
-        except UnknownQuestion as error:
-            return Handled("failed", record.id, sender, str(error))
-        current = ledger.store.get_question(record.id) or record
-        if resolution is not None and resolution.won:
-            if self.settings.confirmations and current.answer is not None:
-                await self._answer(message, delivery, confirmation_text(current, current.answer), sender)
-            return Handled("answered", record.id, sender)
-        if resolution is not None:
-            await self._answer(message, delivery, already_answered_text(resolution.record, sender), sender)
-            return Handled("duplicate", record.id, sender, resolution.record.status)
-        unanswered = {q.id for q in current.questions if q.id not in current.partial}
-        if problems:
-            ledger.store.audit(
-                record.id,
-                "refused",
-                channel=self.name,
-                actor=sender,
-                detail={"reason": "unreadable", "problems": problems},
-            )
-            await self._answer(message, delivery, problem_text(current, problems, unanswered), sender)
-            return Handled("unreadable", record.id, sender, "; ".join(problems))
-        envelope = self._thread_envelope(delivery, to=[sender], reply=message)
-        follow_up = render_question_email(
-            current, envelope, only=unanswered, intro=follow_up_intro(current, unanswered)
+        def read(record: QuestionRecord, delivery: Delivery) -> Answer:
+            text, html = reply_bodies(message)
+            reply_text = new_text(text, html=html, sent=self._sent_text(record, delivery))
+            parsed = parse_reply(reply_text, record.questions, answered=record.partial.keys())
+            return Answer(parsed.items, partial=True, problems=tuple(parsed.problems))
+
+        outcome = await self.replies.answer(
+            match.token, by=sender, how="mail", read=read, message_id=header(message, "Message-ID")
         )
+        return self._done(await self._show(outcome, message, delivery, sender))
+
+    async def _show(self, outcome: Outcome, message: Message, delivery: Delivery, sender: str) -> Handled:
+        """Reply in the thread with what became of the mail (a refused sender gets nothing: no backscatter)."""
+        if isinstance(outcome, NotAllowed):
+            return Handled("refused", outcome.record.id, sender, f"not-a-responder: {sender} may not answer")
+        if isinstance(outcome, Ended):
+            if outcome.record is None:
+                return Handled("unknown-token", delivery.question_id, sender, "the question is gone")
+            await self._answer(message, delivery, already_answered_text(outcome.record, sender), sender)
+            return Handled("closed", outcome.record.id, sender, outcome.record.status)
+        if isinstance(outcome, Unreadable):
+            record = outcome.record
+            unanswered = {q.id for q in record.questions if q.id not in record.partial}
+            await self._answer(message, delivery, problem_text(record, outcome.problems, unanswered), sender)
+            return Handled("unreadable", record.id, sender, "; ".join(outcome.problems))
+        if isinstance(outcome, Noted):
+            return Handled("closed", outcome.record.id, sender, "nothing to record")
+        record = outcome.record
+        if outcome.complete:
+            if self.settings.confirmations and record.answer is not None:
+                await self._answer(message, delivery, confirmation_text(record, record.answer), sender)
+            return Handled("answered", record.id, sender)
+        unanswered = set(outcome.still_open)
+        envelope = self._thread_envelope(delivery, to=[sender], reply=message)
+        follow_up = render_question_email(record, envelope, only=unanswered, intro=follow_up_intro(record, unanswered))
         await self._answer(message, delivery, follow_up, sender)
         return Handled("partial", record.id, sender, f"{len(unanswered)} still open")
 
-    # --- who may answer, and what the bot said -----------------------------------------------------------------------
-
-    @staticmethod
-    def _allowed(subscription: EmailSubscription) -> list[str]:
-        """Who may answer: the route's responders, or else exactly the people it was sent to (fail closed)."""
-        return list(subscription.responders or subscription.to)
-
-    def _responders(self, record: QuestionRecord, delivery: Delivery) -> list[str]:
-        # Read from the current config, so that removing someone takes effect for questions already out.
-        route = self._router.route(self.name, record.agent)
-        if route is not None and isinstance(route.subscription, EmailSubscription):
-            return self._allowed(route.subscription)
-        return [str(entry) for entry in delivery.ref.get("responders", [])]
-
     def _sent_text(self, record: QuestionRecord, delivery: Delivery) -> str:
         """Everything the bot sent in this thread, as text: lines of a reply that repeat it are history."""
-        subject = str(delivery.ref.get("subject", ""))
+        subject = EmailRef.model_validate(delivery.ref).subject
         reply_to = self.binding.reply_address(delivery.key)
         return render_text(record) + "\n" + html_to_text(render_html(record, reply_to=reply_to, subject=subject))

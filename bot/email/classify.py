@@ -13,6 +13,8 @@ from email.message import Message
 from email.utils import getaddresses, parseaddr
 from typing import Literal
 
+from bot.replies import is_allowed
+
 Refusal = Literal["auto-reply", "bounce", "receipt", "own-mail", "sender-not-allowed", "not-authenticated"]
 
 _AUTO_SUBJECT = re.compile(
@@ -124,16 +126,9 @@ def _report_type(part: Message, depth: int) -> str | None:
 
 
 def sender_allowed(sender: str, allowed: Sequence[str]) -> bool:
-    """Whether `sender` is one of `allowed`: addresses (any case) or `@domain` (that domain exactly)."""
-    sender = sender.strip().lower()
-    if "@" not in sender:
-        return False
-    domain = sender.rpartition("@")[2]
-    for entry in allowed:
-        entry = entry.strip().lower()
-        if (entry.startswith("@") and entry[1:] == domain) or entry == sender:
-            return True
-    return False
+    """Whether `sender` is one of `allowed`: addresses (any case) or `@domain` (that domain exactly). An empty list
+    allows nobody: mail has no "anyone who can see it"."""
+    return "@" in sender and bool(allowed) and is_allowed(sender, allowed)
 
 
 def authenticated(message: Message, trusted_authserv_id: str) -> Verdict | None:
@@ -165,18 +160,19 @@ def authenticated(message: Message, trusted_authserv_id: str) -> Verdict | None:
 def refusal(
     message: Message,
     *,
-    allowed: Sequence[str],
+    allowed: Sequence[str] | None = None,
     own_address: str | None = None,
     trusted_authserv_id: str | None = None,
 ) -> Verdict | None:
     """Why `message` does not count as an answer, or None when it may. Checks, in order: the bot's own mail,
-    reports (bounces, receipts), automatic replies, the sender allow-list, then authentication when required."""
+    reports (bounces, receipts), automatic replies, the sender allow-list (unless `allowed` is None: the channel
+    base checks responders itself), then authentication when required."""
     sender = sender_address(message)
     if own_address and sender and _same_mailbox(sender, own_address):
         return Verdict("own-mail", "sent by the bot itself")
     if found := report(message) or automatic(message):
         return found
-    if not sender_allowed(sender, allowed):
+    if allowed is not None and not sender_allowed(sender, allowed):
         return Verdict("sender-not-allowed", f"{sender or 'a mail without a From address'} may not answer")
     if trusted_authserv_id is not None:
         return authenticated(message, trusted_authserv_id)

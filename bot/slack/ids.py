@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict
+
 ACTION_PATTERN = re.compile(r"^hr\.")
 """Every action handraise renders; bolt routes these to the channel."""
 
@@ -114,3 +116,27 @@ class ModalRef:
             return None
         question_id, channel, ts = (str(field) for field in fields)
         return cls(question_id, channel, ts, thread)
+
+
+class SlackRef(BaseModel):
+    """What the Slack channel keeps about a posted question: where the message is, to update it and to find the
+    question a thread reply is about."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    channel: str
+    ts: str
+    thread_ts: str | None = None
+    """The thread the message was posted in (an agent's earlier question), None when it starts its own."""
+    destination: str = ""
+    """The channel or user the route named, as written in the config (`#deploys`, `U0123`)."""
+
+    @property
+    def key(self) -> str:
+        """The delivery key: the message's conversation and ts."""
+        return f"{self.channel}:{self.ts}"
+
+    @property
+    def thread(self) -> tuple[str, str]:
+        """The (conversation, thread ts) replies to this message arrive in."""
+        return self.channel, self.thread_ts or self.ts

@@ -15,13 +15,13 @@ from urllib.parse import quote, urlencode
 import anyio
 from aiohttp import web
 
-from bot.answers import AnswerError
 from bot.channel import Channel, Sent
-from bot.ledger import ChangeKind, Ledger, UnknownQuestion
-from bot.records import QuestionRecord
+from bot.ledger import ChangeKind, Ledger
+from bot.records import Delivery, QuestionRecord
+from bot.replies import Answer, Ended, NotAllowed, Replies, Unreadable
 from bot.routing import Route, Router
 from bot.web.auth import InboxAuth, secured
-from bot.web.forms import FormData, FormError, NotAResponder, parse_answer_form, parse_responder
+from bot.web.forms import FormData, FormError, NotAResponder, not_a_responder, parse_answer_form, parse_responder
 from bot.web.live import LiveFeed
 from bot.web.render import (
     Card,
@@ -59,10 +59,10 @@ class WebInbox(Channel):
 
     def __init__(self, ledger: Ledger, settings: WebSettings, *, token: str | None = None) -> None:
         super().__init__()
-        self.attach(ledger)
         self.settings = settings
         self.token = token if token is not None else secrets.token_urlsafe(24)
-        self._router = Router([self.name], {self.name: settings.subscriptions})
+        # Usable before it is installed (a page that only lists questions); install_channel attaches the program's.
+        self.attach(Replies(self, ledger, Router([self.name], {self.name: settings.subscriptions})))
         self._auth = InboxAuth(self.token)
         self._feed = LiveFeed()
         self._unwatch = ledger.watch(self._changed)
@@ -75,14 +75,13 @@ class WebInbox(Channel):
     def links(self, base_url: str) -> dict[str, str]:
         return {"web inbox": self.url(base_url)}
 
-    def responders_for(self, question: QuestionRecord) -> list[str]:
-        """Who may answer `question` in the inbox, by the current config; empty means anyone who can open it.
+    def responders(self, route: Route) -> list[str]:
+        """The route's own responders, else `[web] responders`; empty means anyone who can open the inbox."""
+        return route.responders or list(self.settings.responders)
 
-        The route's own responders, else `[web] responders`. Read at answer time, not stored at delivery, so that
-        removing someone from the config takes effect for questions already waiting.
-        """
-        route = self._router.route(self.name, question.agent)
-        return (route.responders if route is not None else []) or list(self.settings.responders)
+    def responders_for(self, question: QuestionRecord) -> list[str]:
+        """Who may answer `question` in the inbox, by the current config (the answer form asks for a name then)."""
+        return self.replies.responders(question, self.ledger.store.get_delivery(question.id, self.name))
 
     def add_routes(self, app: web.Application) -> None:
         """Mount the inbox at `/` (with `/history`, `/events`, `/questions/{id}/answer` and `/static/…`)."""
@@ -142,30 +141,40 @@ class WebInbox(Channel):
         if not self._auth.csrf_ok(form):
             message = "This form is out of date (handraise may have restarted). Reload the inbox and answer again."
             return _page(render_message("Form expired", message), 403)
-        question_id = request.match_info["id"]
-        record = self.ledger.store.get_question(question_id)
-        if record is None or self.ledger.store.get_delivery(question_id, self.name) is None:
+        found = self.replies.delivered(request.match_info["id"])  # the inbox's delivery key is the question id
+        if found is None:
             return _page(render_message("No such question", "This inbox has no such question."), 404)
+        record, delivery = found
         try:
-            by = parse_responder(form, self.responders_for(record))
-            items = parse_answer_form(record.questions, form)
-            resolution = self.ledger.submit(question_id, items, by=by or self.name, via=self.name)
+            name = parse_responder(form, self.responders_for(record))
         except NotAResponder as refused:
-            detail = {"reason": refused.args[0]}
-            self.ledger.store.audit(question_id, "refused", channel=self.name, actor=refused.name, detail=detail)
-            return self._refused(request, record, form, str(refused), 403)
-        except (FormError, AnswerError) as bad:
-            if record.status != "pending":  # what was wrong with the form matters less than that it is too late
-                return self._refused(request, record, form, _not_sent(record), 409)
-            return self._refused(request, record, form, str(bad), 400)
-        except UnknownQuestion:
-            return _page(render_message("No such question", "This inbox has no such question."), 404)
-        if not resolution.won:
-            return self._refused(request, resolution.record, form, _not_sent(resolution.record), 409)
-        response = web.Response(status=303, headers={"Location": f"/?{urlencode({'answered': question_id})}"})
-        if by is not None:
-            response.set_cookie(BY_COOKIE, by, max_age=365 * 24 * 3600, path="/", httponly=True, samesite="Strict")
+            name = refused.name  # the base refuses it, and audits that
+        except FormError as bad:
+            return self._not_sent(request, record, form, str(bad))
+
+        def read(record: QuestionRecord, delivery: Delivery) -> Answer:
+            return Answer(parse_answer_form(record.questions, form))
+
+        outcome = await self.replies.answer(delivery.key, by=name or self.name, how="form", read=read)
+        if isinstance(outcome, NotAllowed):
+            return self._refused(request, record, form, not_a_responder(outcome.person), 403)
+        if isinstance(outcome, Unreadable):
+            return self._not_sent(request, outcome.record, form, outcome.reason)
+        if isinstance(outcome, Ended):
+            if outcome.record is None:
+                return _page(render_message("No such question", "This inbox has no such question."), 404)
+            return self._refused(request, outcome.record, form, _not_sent(outcome.record), 409)
+        location = f"/?{urlencode({'answered': record.id})}"
+        response = web.Response(status=303, headers={"Location": location})
+        if name is not None:
+            response.set_cookie(BY_COOKIE, name, max_age=365 * 24 * 3600, path="/", httponly=True, samesite="Strict")
         return secured(response)
+
+    def _not_sent(self, request: web.Request, record: QuestionRecord, form: FormData, why: str) -> web.StreamResponse:
+        """A form that cannot be sent: what was wrong with it, unless it is too late anyway (that matters more)."""
+        if record.status != "pending":
+            return self._refused(request, record, form, _not_sent(record), 409)
+        return self._refused(request, record, form, why, 400)
 
     def _refused(
         self, request: web.Request, record: QuestionRecord, form: FormData, message: str, status: int

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bot.errors import BotErrorCode, HandraiseError
+from bot.replies import is_allowed
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
 OTHER = "other"
@@ -114,13 +115,14 @@ def parse_responder(form: FormData, responders: Sequence[str]) -> str | None:
     name = (first(form, "by") or "").strip()
     if not name:
         raise FormError("Say who is answering: fill in “Answering as” with your name or email.")
-    wanted = name.casefold()
-    for entry in responders:
-        allowed = entry.casefold()
-        if wanted == allowed or (allowed.startswith("@") and wanted.count("@") == 1 and wanted.endswith(allowed)):
-            return name
-    raise NotAResponder(
+    if not is_allowed(name, responders):
+        raise NotAResponder(not_a_responder(name), name)
+    return name
+
+
+def not_a_responder(name: str) -> str:
+    """What someone the config does not let answer is told."""
+    return (
         f"“{name}” may not answer this question: only the responders in the handraise config may; "
-        "ask whoever runs it to add you.",
-        name,
+        "ask whoever runs it to add you."
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+from pydantic import BaseModel
 
 from bot.channel import Channel, DeliveryError, Sent
 from bot.clock import FakeClock
@@ -12,6 +13,10 @@ from bot.ledger import Ledger
 from bot.records import Delivery, QuestionRecord
 from bot.routing import Route
 from bot.store import Store
+
+
+class RecordedRef(BaseModel):
+    route: int | None = None
 
 
 class RecordingChannel(Channel):
@@ -28,7 +33,7 @@ class RecordingChannel(Channel):
             raise DeliveryError(self.fail_with)
         self.delivered.append((question, route))
         self.delivery_seen.set()
-        return Sent(key=f"{self.name}:{question.id}", ref={"route": route.index})
+        return Sent(key=f"{self.name}:{question.id}", ref=RecordedRef(route=route.index))
 
     async def close_out(self, question: QuestionRecord, delivery: Delivery) -> None:
         self.closed.append(question)

@@ -74,8 +74,14 @@ class LiveRig:
         )
         self.ledger = Ledger(Store.open(tmp_path / "handraise.db"), SystemClock())
         options = {"first_delay": 0.05, "max_delay": 0.5, "command_timeout": 5.0}
+        self.seen: list[Handled] = []
+        self._seen_more = anyio.Event()
         self.channel = EmailChannel(
-            self.settings, secret=SECRET, imap_password=PASSWORD, watcher_options=options | (watcher or {})
+            self.settings,
+            secret=SECRET,
+            imap_password=PASSWORD,
+            watcher_options=options | (watcher or {}),
+            on_handled=self._saw,
         )
         self.ctx = Context()
         self.ctx.plugin(AgentRegistry)
@@ -123,9 +129,17 @@ class LiveRig:
         """Put a mail straight into the bot's mailbox, as IMAP APPEND does."""
         await append(self.dovecot, self.bot, raw)
 
+    def _saw(self, handled: Handled) -> None:
+        self.seen.append(handled)
+        self._seen_more.set()
+        self._seen_more = anyio.Event()
+
     async def handled(self, count: int) -> list[Handled]:
+        """The mails the channel has handled, once there are at least `count`."""
         with anyio.fail_after(WAIT):
-            return await self.channel.wait_handled(count)
+            while len(self.seen) < count:
+                await self._seen_more.wait()
+        return list(self.seen)
 
 
 async def append(dovecot: Dovecot, user: str, raw: bytes) -> None:

@@ -11,7 +11,7 @@ import anyio
 
 from bot.channel import DeliveryError, install_channel
 from bot.clock import Clock, FakeClock
-from bot.email.channel import EmailChannel
+from bot.email.channel import EmailChannel, Handled
 from bot.email.settings import EmailSettings
 from bot.ledger import Ledger
 from bot.routing import Router
@@ -74,7 +74,8 @@ class EmailRig:
         self.clock = clock or FakeClock()
         self.ledger = Ledger(Store.open(tmp_path / "handraise.db"), self.clock)
         self.sender = RecordingSender()
-        self.channel = EmailChannel(self.settings, secret=SECRET, sender=self.sender)
+        self.handled: list[Handled] = []
+        self.channel = EmailChannel(self.settings, secret=SECRET, sender=self.sender, on_handled=self.handled.append)
         self.ctx = Context()
         self.ctx.plugin(AgentRegistry)
         self.ctx.plugin(UserQuestionService)

@@ -79,7 +79,7 @@ async def test_a_later_reply_is_told_who_answered_first_and_when(tmp_path: Path)
     assert late["To"] == "bob@ops.example.org"
     assert "already answered by alice@example.org at" in body_of(late) and "Your reply was not used" in body_of(late)
     assert answer_of(rig).answers[0].selected == ["Postgres (Recommended)"]
-    assert rig.channel.handled[-1].outcome == "closed"
+    assert rig.handled[-1].outcome == "closed"
 
 
 async def test_a_sender_not_on_the_allow_list_changes_nothing_and_gets_no_mail(tmp_path: Path) -> None:
@@ -88,12 +88,12 @@ async def test_a_sender_not_on_the_allow_list_changes_nothing_and_gets_no_mail(t
         group.start_soon(rig.ask, DATABASE)
         mail = await rig.question_mail()
         assert await rig.channel.handle(reply_to(mail, "2", sender="Alice <alice@evil.example>"))
-        assert rig.channel.handled[-1].outcome == "refused"
+        assert rig.handled[-1].outcome == "refused"
         record = rig.ledger.store.get_question(rig.question_id())
         assert record is not None and record.status == "pending"
         assert len(rig.sender.sent) == 1  # no backscatter to a spoofed address
         refused = [e for e in rig.ledger.store.history() if e.kind == "refused"]
-        assert refused and refused[0].detail["reason"] == "sender-not-allowed"
+        assert refused and refused[0].detail["reason"] == "not-a-responder"
         await rig.channel.handle(reply_to(mail, "2", sender="carol@ops.example.org"))  # allowed by domain
     assert answer_of(rig).answers[0].selected == ["SQLite"]
 
@@ -105,7 +105,7 @@ async def test_a_forged_token_matches_nothing(tmp_path: Path) -> None:
         mail = await rig.question_mail()
         forged = reply_to(mail, "2", to="bot+aaaaaaaaaaaaaaaaaaaa@example.org", references=False, subject="Re: hi")
         assert await rig.channel.handle(forged)
-        assert rig.channel.handled[-1].outcome == "unknown-token"
+        assert rig.handled[-1].outcome == "unknown-token"
         record = rig.ledger.store.get_question(rig.question_id())
         assert record is not None and record.status == "pending" and len(rig.sender.sent) == 1
         group.cancel_scope.cancel()
@@ -120,7 +120,7 @@ async def test_an_automatic_reply_is_not_an_answer(tmp_path: Path, extra: dict[s
         group.start_soon(rig.ask, DATABASE)
         mail = await rig.question_mail()
         await rig.channel.handle(reply_to(mail, "I am out of the office until Monday.", extra=extra))
-        assert rig.channel.handled[-1].outcome == "refused" and "auto-reply" in rig.channel.handled[-1].detail
+        assert rig.handled[-1].outcome == "refused" and "auto-reply" in rig.handled[-1].detail
         assert len(rig.sender.sent) == 1
         group.cancel_scope.cancel()
 
@@ -133,14 +133,14 @@ async def test_a_bounce_is_not_an_answer(tmp_path: Path) -> None:
         bounce = _report("delivery-status")
         bounce.replace_header("To", str(mail["Reply-To"]))
         await rig.channel.handle(bounce.as_bytes())
-        assert rig.channel.handled[-1].outcome == "refused" and "bounce" in rig.channel.handled[-1].detail
+        assert rig.handled[-1].outcome == "refused" and "bounce" in rig.handled[-1].detail
         group.cancel_scope.cancel()
 
 
 async def test_mail_for_humans_is_left_alone(tmp_path: Path) -> None:
     rig = EmailRig(tmp_path)
     assert not await rig.channel.handle(b"From: alice@example.org\r\nTo: bot@example.org\r\nSubject: lunch\r\n\r\nhi")
-    assert rig.channel.handled[-1].outcome == "unmatched"
+    assert rig.handled[-1].outcome == "unmatched"
 
 
 async def test_an_unreadable_reply_gets_the_problem_and_the_accepted_forms(tmp_path: Path) -> None:
@@ -233,7 +233,7 @@ async def test_replies_match_by_references_or_by_subject_tag_when_the_plus_addre
         mail = await rig.question_mail()
         await rig.channel.handle(reply_to(mail, "1: 1", to=BOT))
         await rig.channel.handle(reply_to(mail, "2: 2", to=BOT, references=False))
-    assert [h.outcome for h in rig.channel.handled] == ["partial", "answered"]
+    assert [h.outcome for h in rig.handled] == ["partial", "answered"]
 
 
 async def test_an_html_only_reply_is_read(tmp_path: Path) -> None:
@@ -252,7 +252,7 @@ async def test_with_dmarc_required_only_authenticated_replies_count(tmp_path: Pa
         group.start_soon(rig.ask, DATABASE)
         mail = await rig.question_mail()
         await rig.channel.handle(reply_to(mail, "1"))
-        assert rig.channel.handled[-1].outcome == "refused"
+        assert rig.handled[-1].outcome == "refused"
         passed = {"Authentication-Results": "mx.example.org; dkim=pass header.d=example.org; dmarc=pass"}
         await rig.channel.handle(reply_to(mail, "1", extra=passed))
     assert answer_of(rig).answers[0].selected == ["Postgres (Recommended)"]
@@ -264,7 +264,7 @@ async def test_without_responders_only_the_recipients_may_answer(tmp_path: Path)
         group.start_soon(rig.ask, DATABASE)
         mail = await rig.question_mail()
         await rig.channel.handle(reply_to(mail, "1", sender="bob@example.org"))
-        assert rig.channel.handled[-1].outcome == "refused"
+        assert rig.handled[-1].outcome == "refused"
         await rig.channel.handle(reply_to(mail, "1"))
     assert answer_of(rig).answers[0].selected == ["Postgres (Recommended)"]
 

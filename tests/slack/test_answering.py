@@ -244,9 +244,9 @@ async def test_someone_not_allowed_is_refused_privately_and_nothing_changes(tmp_
         await rig.fake.wait_for("chat.postEphemeral", 2)
         assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
         refused = rig.ledger.store.history(kinds=["refused"])
-        assert [(e.actor, e.detail["reason"]) for e in refused] == [
-            ("U0MALLORY", "click"),
-            ("U0MALLORY", "thread reply"),
+        assert [(e.actor, e.detail["reason"], e.detail["via"]) for e in refused] == [
+            ("U0MALLORY", "not-a-responder", "click"),
+            ("U0MALLORY", "not-a-responder", "thread reply"),
         ]
         await rig.click(block_actions(button("hr.pick.0.0", "0"), ts=TS, user="U0BOB"))
         assert wire(await asked.answer()) == [{"id": "q1", "selected": ["Yes (Recommended)"]}]
@@ -404,7 +404,7 @@ async def test_thread_replies_find_questions_asked_before_and_after_the_first_re
         asked = rig.ask(YES_NO)
         await rig.posted()
         await rig.until(lambda: rig.ledger.store.get_delivery(rig.question_id(), "slack") is not None)
-        rig.channel._threads_open = None  # pyright: ignore[reportPrivateUsage]  # as after a restart
+        rig.channel.threads.forget()  # as after a restart
         await rig.event(message_event("no", thread_ts=TS))
         assert wire(await asked.answer()) == [{"id": "q1", "selected": ["No"]}]
         again = rig.ask(YES_NO)

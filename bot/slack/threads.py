@@ -1,0 +1,78 @@
+"""Which questions live in which Slack thread: an agent's thread to post the next question in, and the questions
+still open in a thread that a reply may be answering. Read from the store after a restart, kept in memory after."""
+
+from __future__ import annotations
+
+from bot.ledger import Ledger
+from bot.records import Delivery, QuestionRecord
+from bot.slack.ids import SlackRef
+
+OPEN_QUESTIONS_SCANNED = 1_000_000
+RECENT_QUESTIONS_SCANNED = 50
+
+Found = tuple[QuestionRecord, Delivery, SlackRef]
+
+
+class Threads:
+    """The Slack channel's memory of threads; `channel` is its name in the store."""
+
+    def __init__(self, channel: str) -> None:
+        self.channel = channel
+        self._agents: dict[tuple[str, str], tuple[str, str]] = {}
+        self._open: dict[tuple[str, str], set[str]] | None = None
+
+    def agent_thread(self, ledger: Ledger, question_id: str, agent: str, destination: str) -> tuple[str, str] | None:
+        """The (conversation, thread ts) of `agent`'s earlier question at `destination`, if there is one: from
+        memory, else (after a restart) from the deliveries in the store."""
+        known = self._agents.get((agent, destination))
+        if known is not None:
+            return known
+        store = ledger.store
+        for earlier in store.list_questions(agent_id=agent, channel=self.channel, limit=RECENT_QUESTIONS_SCANNED):
+            delivery = store.get_delivery(earlier.id, self.channel)
+            if earlier.id != question_id and delivery is not None:
+                ref = SlackRef.model_validate(delivery.ref)
+                if ref.destination == destination:
+                    return ref.thread
+        return None
+
+    def posted(self, question_id: str, agent: str | None, ref: SlackRef) -> None:
+        """Remember a question just posted: the agent's thread, and one more question open in it."""
+        if agent is not None:
+            self._agents.setdefault((agent, ref.destination), ref.thread)
+        if self._open is not None:
+            self._open.setdefault(ref.thread, set()).add(question_id)
+
+    def forget(self) -> None:
+        """Drop what is in memory; the next post and reply read it again from the store (as after a restart)."""
+        self._agents.clear()
+        self._open = None
+
+    def open_in(self, ledger: Ledger, channel: str, thread_ts: str) -> list[Found]:
+        """The pending questions in one thread, oldest first; a reply in some unrelated thread costs a lookup."""
+        store = ledger.store
+        index = self._index(ledger)
+        found: list[Found] = []
+        where = (channel, thread_ts)
+        for question_id in sorted(index.get(where, ())):
+            record = store.get_question(question_id)
+            delivery = store.get_delivery(question_id, self.channel)
+            if record is None or delivery is None or record.status != "pending":
+                index[where].discard(question_id)
+            else:
+                found.append((record, delivery, SlackRef.model_validate(delivery.ref)))
+        if not index.get(where):
+            index.pop(where, None)
+        found.sort(key=lambda entry: (entry[0].created_at, entry[2].ts))
+        return found
+
+    def _index(self, ledger: Ledger) -> dict[tuple[str, str], set[str]]:
+        if self._open is None:
+            store = ledger.store
+            index: dict[tuple[str, str], set[str]] = {}
+            for record in store.list_questions(status="pending", channel=self.channel, limit=OPEN_QUESTIONS_SCANNED):
+                delivery = store.get_delivery(record.id, self.channel)
+                if delivery is not None:
+                    index.setdefault(SlackRef.model_validate(delivery.ref).thread, set()).add(record.id)
+            self._open = index
+        return self._open
