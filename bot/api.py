@@ -53,6 +53,8 @@ def question_json(record: QuestionRecord) -> dict[str, Any]:
         body["answer"] = record.answer.to_wire()
     elif record.status != "pending":
         body["error"] = {"code": record.error_code or "", "message": record.error_message or ""}
+    if record.approvals:
+        body["approvedBy"] = [approval.by for approval in record.approvals]
     if record.status != "pending":
         body["resolvedBy"] = record.answered_by
         body["resolvedVia"] = record.answered_via

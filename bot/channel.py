@@ -23,7 +23,7 @@ from bot.durations import format_duration
 from bot.errors import BotErrorCode, HandraiseError
 from bot.ledger import Ledger, PendingQuestion
 from bot.records import AgentRef, Delivery, QuestionRecord
-from bot.replies import RESPONDERS_KEY, Replies
+from bot.replies import APPROVALS_KEY, RESPONDERS_KEY, Replies
 from bot.routing import Route, Router
 from core import (
     REQUEST_EVENT,
@@ -93,12 +93,21 @@ class Channel(ABC):
         """The people in group `entry` of a responders list (a Slack user group), or None when it is no group."""
         return None
 
+    async def identity(self, person: str) -> str:
+        """Who `person` is across channels, so that one person approving twice counts once: an email address when
+        the channel can tell (Slack reads the user's profile). Default: `person` as the channel names them."""
+        return person
+
     @abstractmethod
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
         """Show the question to the route's people. Raise DeliveryError when that is impossible."""
 
     async def close_out(self, question: QuestionRecord, delivery: Delivery) -> None:  # noqa: B027
         """Show the outcome where the question was shown (answered by whom, cancelled, expired). Default: nothing."""
+
+    async def show_progress(self, question: QuestionRecord, delivery: Delivery, needed: int) -> None:  # noqa: B027
+        """Show how far a question that needs `needed` approvals has come (`bot.approvals.progress`: "1 of 2
+        approvals: Alice") where it is shown. Default: nothing (the approver is told in their reply's outcome)."""
 
     def add_routes(self, app: web.Application) -> None:  # noqa: B027
         """Mount the HTTP endpoints the channel needs on the program's server (Slack's /slack/events). Default: none."""
@@ -169,15 +178,18 @@ class ChannelAnswerer:
         sent = await self.channel.deliver(pending.record, route)
         ref = sent.ref.model_dump(mode="json") if sent.ref is not None else {}
         # Who could answer when it was sent: the fallback once the agent is no longer routed here.
-        store.add_delivery(pending.id, self.name, sent.key, ref | {RESPONDERS_KEY: self.channel.responders(route)})
+        ref |= {RESPONDERS_KEY: self.channel.responders(route), APPROVALS_KEY: route.approvals}
+        store.add_delivery(pending.id, self.name, sent.key, ref)
 
     async def _wait(self, pending: PendingQuestion, route: Route, next_: Next) -> None:
-        if route.escalate_after is None and route.expire_after is None:
+        if route.escalate_after is None and route.expire_after is None and route.approvals == 1:
             # No timers: skip the task group, which is most of a waiting question's memory.
             await pending.resolved.wait()
             return
         created = pending.record.created_at
         async with anyio.create_task_group() as group:
+            if route.approvals > 1:
+                group.start_soon(self._follow_approvals, pending, route.approvals)
             if route.escalate_after is not None:
                 group.start_soon(self._escalate, pending, created + route.escalate_after, next_)
             if route.expire_after is not None:
@@ -203,6 +215,19 @@ class ChannelAnswerer:
         except Exception:
             # The escalation target broke; the question is still open here, so keep waiting rather than fail it.
             log.exception("question %s: escalation from %s failed", pending.id, self.name)
+
+    async def _follow_approvals(self, pending: PendingQuestion, needed: int) -> None:
+        while True:
+            await pending.changed.wait()
+            record = pending.record
+            delivery = self.ledger.store.get_delivery(pending.id, self.name)
+            if delivery is None or record.status != "pending" or not record.approvals:
+                continue
+            try:
+                with anyio.fail_after(CLOSE_OUT_SECONDS):
+                    await self.channel.show_progress(record, delivery, needed)
+            except Exception:
+                log.exception("question %s: %s could not show the approvals so far", pending.id, self.name)
 
     async def _expire(self, pending: PendingQuestion, when: datetime, route: Route) -> None:
         await self.ledger.clock.sleep_until(when)

@@ -15,9 +15,10 @@ from typing import Literal
 import anyio
 
 from bot.answers import normalise_answer, normalise_item
+from bot.approvals import approvers
 from bot.clock import Clock
 from bot.errors import BotErrorCode, HandraiseError
-from bot.records import AgentRef, QuestionRecord, QuestionStatus, Resolution
+from bot.records import AgentRef, Approval, QuestionRecord, QuestionStatus, Resolution
 from bot.store import Store
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionRequest
 
@@ -40,7 +41,15 @@ class PendingQuestion:
         self.record = record
         self.request = request
         self.resolved = anyio.Event()
+        self.changed = anyio.Event()
+        """Set (and replaced) when the question moves without ending: an approval counted, a reminder sent."""
         self.holders = 0
+
+    def touch(self, record: QuestionRecord) -> None:
+        """The question moved on without ending: wake whoever follows its progress."""
+        self.record = record
+        self.changed.set()
+        self.changed = anyio.Event()
 
     @property
     def id(self) -> str:
@@ -52,6 +61,16 @@ class PartialResult:
     """What `Ledger.save_partial` did: `record` is the question now, `resolution` is set when it completed it."""
 
     record: QuestionRecord
+    resolution: Resolution | None
+
+
+@dataclass(frozen=True)
+class ApprovalResult:
+    """What `Ledger.approve` did: `counted` is False for a second approval by the same person; `resolution` is set
+    once the approvals completed the question (or it had ended before)."""
+
+    record: QuestionRecord
+    counted: bool
     resolution: Resolution | None
 
 
@@ -139,6 +158,24 @@ class Ledger:
         if all(q.id in record.partial for q in record.questions):
             return PartialResult(record, self.submit(question_id, dict(record.partial), by=by, via=via))
         return PartialResult(record, None)
+
+    def approve(
+        self, question_id: str, item: AskUserQuestionAnswerItem, *, by: str, via: str, identity: str, needed: int
+    ) -> ApprovalResult:
+        """Count one person's approval; the `needed`-th different one answers the question with `item`, naming
+        everyone who approved. Raises UnknownQuestion."""
+        self._record(question_id)
+        record, counted = self.store.add_approval(question_id, Approval(by=by, via=via, identity=identity))
+        if record.status != "pending":
+            return ApprovalResult(record, counted, Resolution(won=False, record=record))
+        if counted:
+            if (pending := self._by_id.get(question_id)) is not None:
+                pending.touch(record)
+            self._notify("partial", record)
+        if len(record.approvals) < needed:
+            return ApprovalResult(record, counted, None)
+        resolution = self.submit(question_id, {item.id: item}, by=approvers(record), via=via)
+        return ApprovalResult(resolution.record, counted, resolution)
 
     def resolve(
         self,

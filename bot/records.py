@@ -26,6 +26,8 @@ AuditKind = Literal[
     "escalated",
     "answered",
     "partial",
+    "approved",
+    "reminded",
     "refused",
     "duplicate",
     "cancelled",
@@ -69,12 +71,27 @@ class AgentRef(_Record):
         return cls(id=agent.id, name=agent.name, labels=dict(agent.labels))
 
 
+class Approval(_Record):
+    """One person's approval of a question that needs several (`approvals = k` on its route).
+
+    `identity` is who they are across channels (an email address when the channel knows it), so the same person
+    approving in Slack and by email counts once; `by` is how the channel named them.
+    """
+
+    by: str
+    via: str
+    identity: str
+    at: UtcDatetime = Field(default_factory=utc_now)
+
+
 class QuestionRecord(_Record):
     """One `ask_user_question` request and its outcome.
 
     `origin` says who waits for it: `api` requests were asked over HTTP and are resumed after a restart; `local`
     ones were asked in-process, so their caller died with the process. `partial` holds the answers collected so far
-    for a multi-question request, by question id. `answered_by`/`answered_via` name who resolved it and over which
+    for a multi-question request, by question id; `approvals` the approvals so far of one that needs several.
+    `reminders` counts the reminders sent and `next_reminder_at` is when the next is due (kept here so that it
+    survives a restart). `answered_by`/`answered_via` name who resolved it and over which
     channel (`slack`, `email`, `web`, `api`); `error_code`/`error_message` explain a cancelled, expired or failed one.
     """
 
@@ -86,6 +103,9 @@ class QuestionRecord(_Record):
     status: QuestionStatus = "pending"
     answer: AskUserQuestionAnswer | None = None
     partial: dict[str, AskUserQuestionAnswerItem] = Field(default_factory=dict[str, AskUserQuestionAnswerItem])
+    approvals: list[Approval] = Field(default_factory=list[Approval])
+    reminders: int = 0
+    next_reminder_at: UtcDatetime | None = None
     answered_by: str | None = None
     answered_via: str | None = None
     resolved_at: UtcDatetime | None = None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.answers import AnswerError
+from bot.approvals import approval_item, progress
 from bot.errors import HandraiseError
 from bot.ledger import Ledger, UnknownQuestion
 from bot.records import Delivery, QuestionRecord
@@ -30,6 +31,8 @@ Items = Mapping[str, AskUserQuestionAnswerItem]
 
 RESPONDERS_KEY = "responders"
 """Where the base keeps, beside a channel's own delivery reference, who could answer when the question was sent."""
+APPROVALS_KEY = "approvals"
+"""Likewise, how many approvals the question needed."""
 
 
 @dataclass(frozen=True)
@@ -66,11 +69,19 @@ class ReplyProblems(ValueError):
 @dataclass(frozen=True)
 class Accepted:
     """The reply was recorded. `complete` when it answered the question; else the answers so far are kept and
-    `still_open` names the questions that wait for one."""
+    `still_open` names the questions that wait for one, or (`needed` > 1) the approvals so far are in
+    `record.approvals`. `repeated` when it was the same person approving again (it counted once)."""
 
     record: QuestionRecord
     complete: bool = True
     still_open: tuple[str, ...] = ()
+    needed: int = 1
+    repeated: bool = False
+
+    @property
+    def progress(self) -> str | None:
+        """While a question waits for more approvals, how far they have come ("1 of 2 approvals: U0ALICE")."""
+        return progress(self.record, self.needed) if self.needed > 1 else None
 
 
 @dataclass(frozen=True)
@@ -167,6 +178,14 @@ class Replies:
         stored = delivery.ref.get(RESPONDERS_KEY) if delivery is not None else None
         return [str(entry) for entry in stored] if isinstance(stored, list) else []
 
+    def approvals_needed(self, record: QuestionRecord, delivery: Delivery | None = None) -> int:
+        """How many approvals the route wants (as kept with the delivery once the agent is no longer routed here)."""
+        route = self.router.route(self.channel.name, record.agent)
+        if route is not None:
+            return route.approvals
+        stored = delivery.ref.get(APPROVALS_KEY) if delivery is not None else None
+        return stored if isinstance(stored, int) and stored > 0 else 1
+
     async def may_answer(self, person: str, responders: Sequence[str]) -> bool:
         """The allow-list check; the channel's `members` hook expands its groups (Slack user groups)."""
         if is_allowed(person, responders):
@@ -206,8 +225,12 @@ class Replies:
             return self._unreadable(record, by, how, problem)
         if answer is None:
             return Noted(record)
+        needed = self.approvals_needed(record, delivery)
+        approval = approval_item(record, answer.items) if needed > 1 else None
         # Late answers go to the ledger too: it tells who won, and the store audits them as duplicates.
         try:
+            if approval is not None:
+                return await self._approve(record, approval, by, needed)
             outcome = self._record(record, answer, by)
         except AnswerError as problem:
             return self._unreadable(record, by, how, problem)
@@ -243,6 +266,18 @@ class Replies:
             items = answer.items
         resolution = ledger.submit(record.id, items, by=by, via=via)
         return _resolved(resolution.won, resolution.record)
+
+    async def _approve(self, record: QuestionRecord, item: AskUserQuestionAnswerItem, by: str, needed: int) -> Outcome:
+        identity = (await self.channel.identity(by)).strip().casefold()
+        result = self.ledger.approve(record.id, item, by=by, via=self.channel.name, identity=identity, needed=needed)
+        resolution = result.resolution
+        if resolution is None:
+            return Accepted(result.record, complete=False, needed=needed, repeated=not result.counted)
+        current = resolution.record
+        # Two last approvals at once: both counted, one completed the question; neither is told it was too late.
+        if resolution.won or any(approval.identity == identity for approval in current.approvals):
+            return Accepted(current, needed=needed, repeated=not result.counted)
+        return Ended(current)
 
 
 def _resolved(won: bool, record: QuestionRecord) -> Outcome:

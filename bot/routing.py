@@ -35,6 +35,18 @@ class Route:
     def responders(self) -> list[str]:
         return list(self.subscription.responders) if self.subscription else []
 
+    @property
+    def approvals(self) -> int:
+        return self.subscription.approvals if self.subscription else 1
+
+    @property
+    def remind_every(self) -> timedelta | None:
+        return self.subscription.remind_every if self.subscription else None
+
+    @property
+    def remind_max(self) -> int:
+        return self.subscription.remind_max if self.subscription else 0
+
     def describe(self) -> str:
         if self.subscription is None:
             return f"{self.channel}: takes every request (no subscriptions)"
@@ -43,6 +55,10 @@ class Route:
             parts.append(f"escalates after {format_duration(self.escalate_after)}")
         if self.expire_after:
             parts.append(f"expires after {format_duration(self.expire_after)}")
+        if self.approvals > 1:
+            parts.append(f"needs {self.approvals} approvals")
+        if self.remind_every:
+            parts.append(f"reminds every {format_duration(self.remind_every)} (at most {self.remind_max} times)")
         return ", ".join(parts)
 
 

@@ -99,6 +99,11 @@ class Subscription(Table):
     responders: list[str] = Field(default_factory=list)
     escalate_after: Duration | None = None
     expire_after: Duration | None = None
+    approvals: int = Field(default=1, ge=1, le=20)
+    """How many different responders must approve a plan review (or a question with an Approve option); any other
+    answer from one of them ends it at once."""
+    remind_every: Duration | None = None
+    remind_max: int = Field(default=3, ge=1, le=100)
 
     @model_validator(mode="after")
     def _check_expiry_after_escalation(self) -> Subscription:

@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any, cast, get_args
 
 from bot.records import (
+    Approval,
     AuditEvent,
     AuditKind,
     Delivery,
@@ -174,6 +175,26 @@ class Store:
             db.execute("UPDATE questions SET record_json = ? WHERE id = ?", (_record_json(updated), id))
             self._append(db, id, "partial", channel, actor, {"item": item.to_wire()})
             return updated
+
+    def add_approval(self, id: str, approval: Approval) -> tuple[QuestionRecord, bool]:
+        """Add one person's approval to a pending question; returns the record and whether it counted.
+
+        The same identity counts once (a second approval changes nothing); once the question is resolved nothing is
+        added and the attempt is audited as `duplicate`. Raises StoreError for an unknown id.
+        """
+        with self._write() as db:
+            record = _require_question(db, id)
+            if record.status != "pending":
+                detail = {"approval": approval.identity, "status": record.status}
+                self._append(db, id, "duplicate", approval.via, approval.by, detail)
+                return record, False
+            if any(earlier.identity == approval.identity for earlier in record.approvals):
+                return record, False
+            updated = record.model_copy(update={"approvals": [*record.approvals, approval]})
+            db.execute("UPDATE questions SET record_json = ? WHERE id = ?", (_record_json(updated), id))
+            detail = {"identity": approval.identity, "count": len(updated.approvals)}
+            self._append(db, id, "approved", approval.via, approval.by, detail)
+            return updated, True
 
     def resolve(
         self,

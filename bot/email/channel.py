@@ -264,6 +264,11 @@ class EmailChannel(Channel):
         if isinstance(outcome, Noted):
             return Handled("closed", outcome.record.id, sender, "nothing to record")
         record = outcome.record
+        if outcome.progress is not None and not outcome.complete:
+            lead = "You had already approved this question" if outcome.repeated else "Thanks, your approval is recorded"
+            text = f"{lead}: {outcome.progress}.\n\nThe question stays open until enough people approve."
+            await self._answer(message, delivery, text, sender)
+            return Handled("partial", record.id, sender, outcome.progress)
         if outcome.complete:
             if self.settings.confirmations and record.answer is not None:
                 await self._answer(message, delivery, confirmation_text(record, record.answer), sender)

@@ -22,7 +22,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.channel import Channel, DeliveryError, Sent
 from bot.config import resolve_secret
 from bot.records import Delivery, QuestionRecord
-from bot.replies import Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
+from bot.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
 from bot.routing import Route
 from bot.slack import ids
 from bot.slack.http import events_handler
@@ -39,7 +39,15 @@ from bot.slack.parse import (
     read_modal_answer,
     read_view_ref,
 )
-from bot.slack.render import RenderError, SlackMessage, refusal_notice, render_outcome, render_question, resolved_notice
+from bot.slack.render import (
+    RenderError,
+    SlackMessage,
+    approval_progress,
+    refusal_notice,
+    render_outcome,
+    render_question,
+    resolved_notice,
+)
 from bot.slack.settings import SlackSettings, SlackSubscription
 from bot.slack.threads import Threads
 from bot.slack.transport import SlackCallError, SlackTransport, make_client
@@ -156,6 +164,21 @@ class SlackChannel(Channel):
         ref = ids.SlackRef.model_validate(delivery.ref)
         await self.transport.update_message(ref.channel, ref.ts, render_outcome(question))
 
+    async def show_progress(self, question: QuestionRecord, delivery: Delivery, needed: int) -> None:
+        """Keep the buttons and add how many have approved, so the next approver sees who already did."""
+        ref = ids.SlackRef.model_validate(delivery.ref)
+        route = self.replies.router.route(self.name, question.agent)
+        mentions = route.subscription.mention if route and isinstance(route.subscription, SlackSubscription) else []
+        note = f":ballot_box_with_check: {approval_progress(question, needed)}"
+        await self.transport.update_message(
+            ref.channel, ref.ts, render_question(question, mentions=mentions, note=note)
+        )
+
+    async def identity(self, person: str) -> str:
+        """The user's email address when the app may read it (users:read.email), so that approving in Slack and
+        by email counts once; else the user id."""
+        return await self.transport.user_email(person) or person
+
     async def members(self, entry: str) -> frozenset[str] | None:
         """A user group's members (`S…` responders); an unreadable group holds nobody, so the reply is refused."""
         if not entry.startswith("S"):
@@ -204,6 +227,9 @@ class SlackChannel(Channel):
             return refusal_notice(outcome.responders)
         if isinstance(outcome, Unreadable):
             return outcome.reason
+        if isinstance(outcome, Accepted) and not outcome.complete and outcome.needed > 1:
+            lead = "You had already approved this" if outcome.repeated else "Your approval is recorded"
+            return f"{lead}: {approval_progress(outcome.record, outcome.needed)}."
         return None
 
     async def _show(self, outcome: Outcome, channel: str, user: str, thread_ts: str | None) -> None:

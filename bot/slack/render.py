@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from bot.approvals import progress
 from bot.errors import BotErrorCode, HandraiseError
 from bot.records import AgentRef, QuestionRecord
 from bot.slack import ids
@@ -287,7 +288,7 @@ def _asked_by(record: QuestionRecord) -> str | None:
     return f"Asked by *{escape_clipped(name, 200)}*" if name else None
 
 
-def render_question(record: QuestionRecord, *, mentions: Sequence[str] = ()) -> SlackMessage:
+def render_question(record: QuestionRecord, *, mentions: Sequence[str] = (), note: str | None = None) -> SlackMessage:
     """The message that asks `record`'s questions, mentioning `mentions` (user or user group ids).
 
     Raises RenderError when a question has more than 100 options or the questions cannot fit in one message.
@@ -317,7 +318,7 @@ def render_question(record: QuestionRecord, *, mentions: Sequence[str] = ()) -> 
         blocks += options.blocks(given[2 * index + 1]) if options else []
         blocks += controls
     blocks += submit
-    blocks.append(context(*_footer(record, mentions, batch=batch)))
+    blocks.append(context(*_footer(record, mentions, batch=batch), *([note] if note else [])))
     return SlackMessage(_fallback(record, mentions), blocks)
 
 
@@ -352,13 +353,24 @@ def slack_date(moment: datetime) -> str:
     return f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} at {{time}}|{moment:%Y-%m-%d %H:%M} UTC>"
 
 
-def answerer(record: QuestionRecord) -> str:
-    """Who resolved `record`: a Slack mention for a Slack user, else the name and the channel it came through."""
-    by, via = record.answered_by, record.answered_via
+def person(by: str | None, via: str | None) -> str:
+    """A Slack mention for a Slack user, else the name and the channel it came through."""
     if by and via == "slack" and _SLACK_ID.fullmatch(by) and not by.startswith("S"):
         return f"<@{by}>"
     name = escape_clipped(by, 200) if by else "someone"
     return f"{name} via {escape_clipped(via, 50)}" if via and via != "slack" else name
+
+
+def approval_progress(record: QuestionRecord, needed: int) -> str:
+    """How far the approvals have come, in mrkdwn: "1 of 2 approvals: @Alice"."""
+    return progress(record, needed, name=lambda approval: person(approval.by, approval.via))
+
+
+def answerer(record: QuestionRecord) -> str:
+    """Who resolved `record` (everyone who approved, when it took several): mentions for Slack users."""
+    if record.status == "answered" and len(record.approvals) > 1:
+        return ", ".join(person(approval.by, approval.via) for approval in record.approvals)
+    return person(record.answered_by, record.answered_via)
 
 
 _STATUS_LINE = {

@@ -81,6 +81,7 @@ class SlackTransport:
         self.call_seconds = call_seconds
         self._dms: dict[str, str] = {}
         self._groups: dict[str, tuple[float, frozenset[str]]] = {}
+        self._emails: dict[str, str | None] = {}
 
     async def _call(self, method: str, call: Callable[[], Awaitable[AsyncSlackResponse]]) -> dict[str, Any]:
         try:
@@ -141,6 +142,19 @@ class SlackTransport:
 
     async def open_view(self, trigger_id: str, view: dict[str, Any]) -> None:
         await self._call("views.open", lambda: self.client.views_open(trigger_id=trigger_id, view=view))
+
+    async def user_email(self, user: str) -> str | None:
+        """The email address on `user`'s profile (cached), or None when Slack does not say (no users:read.email)."""
+        if user not in self._emails:
+            try:
+                data = await self._call("users.info", lambda: self.client.users_info(user=user))
+            except SlackCallError as failure:
+                log.info("slack: no email address for %s (%s)", user, failure)
+                return None
+            profile = data.get("user", {}).get("profile", {}) if isinstance(data.get("user"), dict) else {}  # pyright: ignore
+            email = profile.get("email") if isinstance(profile, dict) else None  # pyright: ignore
+            self._emails[user] = email if isinstance(email, str) and "@" in email else None
+        return self._emails[user]
 
     async def group_members(self, group: str) -> frozenset[str]:
         """The user ids in user group `group`, cached for GROUP_CACHE_SECONDS."""

@@ -15,6 +15,7 @@ from urllib.parse import quote, urlencode
 import anyio
 from aiohttp import web
 
+from bot.approvals import progress
 from bot.channel import Channel, Sent
 from bot.ledger import ChangeKind, Ledger
 from bot.records import Delivery, QuestionRecord
@@ -130,9 +131,15 @@ class WebInbox(Channel):
 
     def _sent_notice(self, question_id: str | None) -> str | None:
         record = self.ledger.store.get_question(question_id) if question_id else None
-        if record is None or record.status != "answered" or record.answered_via != "web":
+        if record is None:
             return None
-        return f"Answer sent: “{record.questions[0].header or record.questions[0].question}”."
+        title = record.questions[0].header or record.questions[0].question
+        if record.status == "pending" and any(approval.via == self.name for approval in record.approvals):
+            needed = self.replies.approvals_needed(record, self.ledger.store.get_delivery(record.id, self.name))
+            return f"Approval recorded for “{title}”: {progress(record, needed)}."
+        if record.status != "answered" or record.answered_via != "web":
+            return None
+        return f"Answer sent: “{title}”."
 
     # --- answering ------------------------------------------------------------------------------------------------
 

@@ -321,11 +321,22 @@ def _answer_text(answer: AskUserQuestionAnswerItem) -> str:
 
 
 def render_partial_note(record: QuestionRecord) -> str:
-    """The answers already given elsewhere to some questions of a pending request (Slack answers them one by one)."""
-    if record.status != "pending" or not record.partial:
+    """What a pending request has so far: the answers given elsewhere to some of its questions (email answers them
+    one by one), the approvals of one that needs several, and the reminders sent."""
+    if record.status != "pending":
         return ""
+    notes = ""
+    if record.approvals:
+        names = ", ".join(escape(approval.by) for approval in record.approvals)
+        count = len(record.approvals)
+        notes += f'<p class="hint approvals">Approved so far by {names} ({count} approval{"s" * (count > 1)}).</p>'
+    if record.reminders:
+        times = "once" if record.reminders == 1 else f"{record.reminders} times"
+        notes += f'<p class="hint reminded">Still waiting for an answer: reminded {times}.</p>'
     items = [item for item in (record.partial.get(q.id) for q in record.questions) if item is not None]
-    return '<p class="hint">Already answered elsewhere, so far:</p>' + _answer_list(record, items)
+    if items:
+        notes += '<p class="hint">Already answered elsewhere, so far:</p>' + _answer_list(record, items)
+    return notes
 
 
 def _audit_log(events: Sequence[AuditEvent]) -> str:

@@ -200,3 +200,25 @@ async def test_a_pending_question_survives_a_restart_and_is_not_sent_twice(tmp_p
         _, shown = await call("GET", f"{running.base_url}/v1/questions/{question_id}?wait=5")
     assert channels["web"].delivered == []
     assert (shown["status"], shown["resolvedBy"]) == ("answered", "bob")
+
+
+async def test_a_question_approved_by_two_names_both_in_resolved_by_and_approved_by(tmp_path: Path) -> None:
+    async with program(config_for(tmp_path)) as (running, channels):
+        _, body = await call("POST", f"{running.base_url}/v1/questions", ASK_APPROVE)
+        question_id = body["id"]
+        await channels["web"].delivery_seen.wait()
+        ledger = running.installation.ledger
+        approve = AskUserQuestionAnswerItem(id="go", selected=["Approve"])
+        ledger.approve(question_id, approve, by="ann", via="web", identity="ann", needed=2)
+        _, pending = await call("GET", f"{running.base_url}/v1/questions/{question_id}")
+        ledger.approve(question_id, approve, by="U0BOB", via="slack", identity="u0bob", needed=2)
+        _, answered = await call("GET", f"{running.base_url}/v1/questions/{question_id}")
+    assert (pending["status"], pending["approvedBy"]) == ("pending", ["ann"])
+    assert (answered["status"], answered["resolvedBy"], answered["approvedBy"]) == (
+        "answered",
+        "ann, U0BOB",
+        ["ann", "U0BOB"],
+    )
+
+
+ASK_APPROVE = {"questions": [{"id": "go", "question": "Ship?", "options": [{"label": "Approve"}, {"label": "No"}]}]}

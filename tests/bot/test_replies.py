@@ -27,6 +27,9 @@ NOTES = AskUserQuestionItem(id="notes", question="Anything else?")
 class GroupChannel(RecordingChannel):
     """A channel whose `S…` responders are groups, like Slack's user groups."""
 
+    async def identity(self, person: str) -> str:
+        return {"U0ALICE": "alice@example.org"}.get(person, person)
+
     async def members(self, entry: str) -> frozenset[str] | None:
         return {"S0ONCALL": frozenset({"U0ALICE"})}.get(entry) if entry.startswith("S") else None
 
@@ -36,11 +39,11 @@ def pick(label: str) -> dict[str, AskUserQuestionAnswerItem]:
 
 
 def rig(
-    tmp_path: Path, *questions: AskUserQuestionItem, responders: list[str] | None = None
+    tmp_path: Path, *questions: AskUserQuestionItem, responders: list[str] | None = None, approvals: int = 1
 ) -> tuple[Replies, QuestionRecord]:
     ledger, _ = make_ledger(tmp_path)
     channel = GroupChannel("chat")
-    router = Router(["chat"], {"chat": [Subscription(responders=responders or [])]})
+    router = Router(["chat"], {"chat": [Subscription(responders=responders or [], approvals=approvals)]})
     replies = Replies(channel, ledger, router)
     record = QuestionRecord(questions=list(questions) or [DEPLOY])
     ledger.store.create_question(record)
@@ -177,3 +180,91 @@ def test_the_allow_list_matches_ids_addresses_and_domains(person: str, allowed: 
 
 def test_an_empty_allow_list_lets_anyone_answer() -> None:
     assert is_allowed("anyone", [])
+
+
+# --- k-of-n approvals -------------------------------------------------------------------------------------------------
+
+PLAN = AskUserQuestionItem.model_validate(
+    {
+        "id": "plan",
+        "question": "Ship the plan?",
+        "detail": "1. migrate",
+        "options": [{"label": "Approve"}, {"label": "Request changes"}],
+        "intent": {"kind": "plan-review", "approve": "Approve"},
+    }
+)
+
+
+def choose(label: str, question: str = "plan") -> Answer:
+    return Answer({question: AskUserQuestionAnswerItem(id=question, selected=[label])})
+
+
+async def test_one_approval_of_two_keeps_the_question_open_and_says_how_far_it_came(tmp_path: Path) -> None:
+    replies, record = rig(tmp_path, PLAN, approvals=2)
+    outcome = await replies.answer("K1", by="U0BOB", how="click", read=read_as(choose("Approve")))
+    assert isinstance(outcome, Accepted) and not outcome.complete
+    assert outcome.progress == "1 of 2 approvals: U0BOB"
+    assert replies.ledger.store.get_question(record.id).status == "pending"  # type: ignore[union-attr]
+
+
+async def test_the_kth_approval_answers_and_names_everyone_who_approved(tmp_path: Path) -> None:
+    replies, _ = rig(tmp_path, PLAN, approvals=2)
+    await replies.answer("K1", by="U0BOB", how="click", read=read_as(choose("Approve")))
+    outcome = await replies.answer("K1", by="carol@example.org", how="mail", read=read_as(choose("Approve")))
+    assert isinstance(outcome, Accepted) and outcome.complete and outcome.record.answer is not None
+    assert outcome.record.answered_by == "U0BOB, carol@example.org"
+    assert [a.by for a in outcome.record.approvals] == ["U0BOB", "carol@example.org"]
+    assert outcome.record.answer.answers[0].selected == ["Approve"]
+    kinds = [(event.kind, event.actor) for event in replies.ledger.store.history(kinds=["approved", "answered"])]
+    assert kinds == [
+        ("approved", "U0BOB"),
+        ("approved", "carol@example.org"),
+        ("answered", "U0BOB, carol@example.org"),
+    ]
+
+
+async def test_the_same_person_approving_twice_counts_once(tmp_path: Path) -> None:
+    replies, _ = rig(tmp_path, PLAN, approvals=2)
+    await replies.answer("K1", by="U0BOB", how="click", read=read_as(choose("Approve")))
+    again = await replies.answer("K1", by="U0BOB", how="thread reply", read=read_as(choose("Approve")))
+    assert isinstance(again, Accepted) and again.repeated and not again.complete
+    assert again.progress == "1 of 2 approvals: U0BOB"
+
+
+async def test_the_same_person_in_two_channels_counts_once(tmp_path: Path) -> None:
+    replies, _ = rig(tmp_path, PLAN, approvals=2)
+    await replies.answer("K1", by="U0ALICE", how="click", read=read_as(choose("Approve")))
+    by_mail = await replies.answer("K1", by="Alice@Example.org", how="mail", read=read_as(choose("Approve")))
+    assert isinstance(by_mail, Accepted) and by_mail.repeated and not by_mail.complete
+
+
+async def test_any_other_answer_from_a_responder_ends_it_at_once(tmp_path: Path) -> None:
+    replies, _ = rig(tmp_path, PLAN, approvals=3)
+    await replies.answer("K1", by="U0BOB", how="click", read=read_as(choose("Approve")))
+    veto = Answer({"plan": AskUserQuestionAnswerItem(id="plan", custom="Drain node-b first")})
+    outcome = await replies.answer("K1", by="U0CAROL", how="form", read=read_as(veto))
+    assert isinstance(outcome, Accepted) and outcome.complete and outcome.record.answer is not None
+    assert outcome.record.answer.answers[0].custom == "Drain node-b first"
+    assert outcome.record.answered_by == "U0CAROL"
+
+
+async def test_an_approval_after_the_end_is_told_it_is_too_late(tmp_path: Path) -> None:
+    replies, _ = rig(tmp_path, PLAN, approvals=2)
+    await replies.answer("K1", by="U0CAROL", how="click", read=read_as(choose("Request changes")))
+    late = await replies.answer("K1", by="U0BOB", how="click", read=read_as(choose("Approve")))
+    assert isinstance(late, Ended) and late.answered
+
+
+async def test_a_question_with_an_approve_option_counts_approvals_too(tmp_path: Path) -> None:
+    go = AskUserQuestionItem.model_validate(
+        {"id": "go", "question": "Go?", "options": [{"label": "Approve (Recommended)"}, {"label": "Reject"}]}
+    )
+    replies, _ = rig(tmp_path, go, approvals=2)
+    outcome = await replies.answer("K1", by="U0BOB", how="click", read=read_as(choose("Approve (Recommended)", "go")))
+    assert isinstance(outcome, Accepted) and not outcome.complete
+
+
+async def test_a_question_with_no_approve_option_is_answered_by_the_first_answer(tmp_path: Path) -> None:
+    replies, _ = rig(tmp_path, approvals=2)
+    outcome = await replies.answer("K1", by="U0BOB", how="click", read=read_as(Answer(pick("Yes"))))
+    assert isinstance(outcome, Accepted) and outcome.complete

@@ -302,3 +302,22 @@ def test_the_configured_email_channel_is_built(tmp_path: Path, monkeypatch: pyte
     ledger: Any = Ledger(Store.open(tmp_path / "db"), FakeClock())
     channels = build_channels(config, ledger)
     assert [type(channel) for channel in channels] == [EmailChannel]
+
+
+async def test_two_approvals_by_mail_each_hear_how_far_it_came_and_both_are_named(tmp_path: Path) -> None:
+    settings = email_settings(
+        {"to": ["alice@example.org"], "responders": ["alice@example.org", "@ops.example.org"], "approvals": 2}
+    )
+    rig = EmailRig(tmp_path, settings)
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask, PLAN)
+        mail = await rig.question_mail()
+        first = await rig.channel.handle(reply_to(mail, "approve"))
+        assert first.outcome == "partial"
+        assert "your approval is recorded: 1 of 2 approvals: alice@example.org" in body_of(rig.sender.sent[-1])
+        assert (await rig.channel.handle(reply_to(mail, "Approve"))).outcome == "partial"  # the same person again
+        assert "You had already approved" in body_of(rig.sender.sent[-1])
+        await rig.channel.handle(reply_to(mail, "1", sender="bob@ops.example.org"))
+    assert answer_of(rig).answers[0].selected == ["Approve"]
+    record = rig.ledger.store.get_question(rig.question_id())
+    assert record is not None and record.answered_by == "alice@example.org, bob@ops.example.org"

@@ -24,12 +24,13 @@ class Call:
 
 
 class FakeSlack:
-    """Answers `auth.test`, `chat.*`, `views.open`, `conversations.open` and `usergroups.users.list`."""
+    """Answers `auth.test`, `chat.*`, `views.open`, `conversations.open`, `users.info` and `usergroups.users.list`."""
 
     def __init__(self) -> None:
         self.calls: list[Call] = []
         self.channels = {"#deploys": "C0DEPLOY", "#ops": "C0OPS"}
         self.groups: dict[str, list[str]] = {}
+        self.emails: dict[str, str] = {}
         self.url = ""
         self._scripts: dict[str, list[tuple[str, Any]]] = {}
         self._ts = itertools.count(1)
@@ -96,6 +97,10 @@ class FakeSlack:
             return {"message_ts": f"1700000500.{next(self._ts):06d}"}
         if method == "conversations.open":
             return {"channel": {"id": "D" + str(args.get("users", "X"))[1:]}}
+        if method == "users.info":
+            user = str(args.get("user"))
+            profile = {"email": self.emails[user]} if user in self.emails else {}
+            return {"user": {"id": user, "profile": profile}}
         if method == "usergroups.users.list":
             return {"users": self.groups.get(str(args.get("usergroup")), [])}
         if method == "views.open":

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
 
+from bot.channel import install_channel
+from bot.clock import SystemClock
+from bot.ledger import Ledger
 from bot.records import AgentRef
+from bot.routing import Router
 from bot.store import Store
+from bot.web import WebInbox
 from bot.web.settings import WebSettings, WebSubscription
 from core import Context
-from tests.web.helpers import Client, answer, choice, start_ask, web_question
+from tests.web.helpers import Client, answer, choice, make_context, plan, start_ask, web_question
 
 pytestmark = pytest.mark.anyio
 
@@ -55,3 +62,25 @@ async def test_a_subscription_with_its_own_responders_overrides_the_inbox_wide_l
     refused = await answer(client, record.id, [("q0", "0"), ("by", "alice@example.org")])
     assert refused.status == 403
     assert (await answer(client, record.id, [("q0", "0"), ("by", "OPS@example.org")])).status == 303
+
+
+async def test_two_approvals_in_the_inbox_show_progress_then_answer(store: Store) -> None:
+    ledger = Ledger(store, SystemClock())
+    inbox = WebInbox(ledger, WebSettings(subscriptions=[WebSubscription(responders=["@team.org"], approvals=2)]))
+    ctx = make_context()
+    install_channel(ctx, inbox, Router(["web"], {"web": inbox.settings.subscriptions}), ledger)
+    app = web.Application()
+    inbox.add_routes(app)
+    async with TestClient(TestServer(app)) as client, anyio.create_task_group() as tasks:
+        await client.get(f"/?token={inbox.token}")
+        asking = await start_ask(tasks, ctx, plan())
+        [record] = store.list_questions(status="pending", channel="web")
+        first = await answer(client, record.id, [("q0", "0"), ("by", "ann@team.org")])
+        assert first.status == 303
+        page = await (await client.get(first.headers["Location"])).text()
+        assert "Approval recorded for “Plan review”: 1 of 2 approvals: ann@team.org." in page
+        assert "Approved so far by ann@team.org (1 approval)." in page
+        await answer(client, record.id, [("q0", "0"), ("by", "bob@team.org")])
+        assert (await asking.result()).answers[0].selected == ["Approve"]
+        await inbox.close()
+    assert store.get_question(record.id).answered_by == "ann@team.org, bob@team.org"  # type: ignore[union-attr]
