@@ -12,7 +12,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import ClassVar
 
 import anyio
@@ -25,6 +25,7 @@ from bot.ledger import Ledger, PendingQuestion
 from bot.records import AgentRef, Delivery, QuestionRecord
 from bot.replies import APPROVALS_KEY, RESPONDERS_KEY, Replies
 from bot.routing import Route, Router
+from bot.store import REMIND_AT_KEY, REMINDED_KEY
 from core import (
     REQUEST_EVENT,
     AskUserQuestionAnswer,
@@ -105,6 +106,11 @@ class Channel(ABC):
     async def close_out(self, question: QuestionRecord, delivery: Delivery) -> None:  # noqa: B027
         """Show the outcome where the question was shown (answered by whom, cancelled, expired). Default: nothing."""
 
+    async def remind(self, question: QuestionRecord, delivery: Delivery, route: Route) -> None:  # noqa: B027
+        """Nudge the route's people about a question still waiting (`route.remind_every`), where it was shown.
+        Default: nothing more than what every channel gets (the reminder is counted and audited; the web inbox
+        marks the question)."""
+
     async def show_progress(self, question: QuestionRecord, delivery: Delivery, needed: int) -> None:  # noqa: B027
         """Show how far a question that needs `needed` approvals has come (`bot.approvals.progress`: "1 of 2
         approvals: Alice") where it is shown. Default: nothing (the approver is told in their reply's outcome)."""
@@ -179,10 +185,13 @@ class ChannelAnswerer:
         ref = sent.ref.model_dump(mode="json") if sent.ref is not None else {}
         # Who could answer when it was sent: the fallback once the agent is no longer routed here.
         ref |= {RESPONDERS_KEY: self.channel.responders(route), APPROVALS_KEY: route.approvals}
+        if route.remind_every is not None:
+            ref[REMIND_AT_KEY] = (self.ledger.clock.now() + route.remind_every).isoformat()
         store.add_delivery(pending.id, self.name, sent.key, ref)
 
     async def _wait(self, pending: PendingQuestion, route: Route, next_: Next) -> None:
-        if route.escalate_after is None and route.expire_after is None and route.approvals == 1:
+        timers = (route.escalate_after, route.expire_after, route.remind_every)
+        if all(timer is None for timer in timers) and route.approvals == 1:
             # No timers: skip the task group, which is most of a waiting question's memory.
             await pending.resolved.wait()
             return
@@ -190,6 +199,8 @@ class ChannelAnswerer:
         async with anyio.create_task_group() as group:
             if route.approvals > 1:
                 group.start_soon(self._follow_approvals, pending, route.approvals)
+            if route.remind_every is not None:
+                group.start_soon(self._remind, pending, route, route.remind_every)
             if route.escalate_after is not None:
                 group.start_soon(self._escalate, pending, created + route.escalate_after, next_)
             if route.expire_after is not None:
@@ -229,6 +240,26 @@ class ChannelAnswerer:
             except Exception:
                 log.exception("question %s: %s could not show the approvals so far", pending.id, self.name)
 
+    async def _remind(self, pending: PendingQuestion, route: Route, every: timedelta) -> None:
+        # The count and the next due time live with the delivery, so a restart neither repeats nor skips one.
+        store, clock = self.ledger.store, self.ledger.clock
+        while True:
+            delivery = store.get_delivery(pending.id, self.name)
+            if delivery is None or int(delivery.ref.get(REMINDED_KEY, 0)) >= route.remind_max:
+                return
+            due = _moment(delivery.ref.get(REMIND_AT_KEY)) or clock.now() + every
+            await clock.sleep_until(due)
+            if pending.resolved.is_set():
+                return
+            record = self.ledger.remind(pending.id, self.name, next_at=max(due, clock.now()) + every)
+            if record is None:
+                return  # it ended meanwhile: never remind about a question that is over
+            try:
+                with anyio.fail_after(CLOSE_OUT_SECONDS):
+                    await self.channel.remind(record, delivery, route)
+            except Exception:
+                log.exception("question %s: %s could not send a reminder", pending.id, self.name)
+
     async def _expire(self, pending: PendingQuestion, when: datetime, route: Route) -> None:
         await self.ledger.clock.sleep_until(when)
         assert route.expire_after is not None
@@ -250,6 +281,16 @@ class ChannelAnswerer:
                 await self.channel.close_out(pending.record, delivery)
         except Exception:
             log.exception("question %s: %s could not show the outcome", pending.id, self.name)
+
+
+def _moment(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
 
 
 def outcome_of(record: QuestionRecord) -> AskUserQuestionAnswer:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 import anyio
@@ -176,6 +177,16 @@ class Ledger:
             return ApprovalResult(record, counted, None)
         resolution = self.submit(question_id, {item.id: item}, by=approvers(record), via=via)
         return ApprovalResult(resolution.record, counted, resolution)
+
+    def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
+        """Record one reminder on `channel` (None when the question has ended: no reminder then); watchers hear of
+        it, so the inbox can mark the question."""
+        record = self.store.remind(question_id, channel, next_at=next_at)
+        if record is not None:
+            if (pending := self._by_id.get(question_id)) is not None:
+                pending.touch(record)
+            self._notify("partial", record)
+        return record
 
     def resolve(
         self,

@@ -90,8 +90,8 @@ class QuestionRecord(_Record):
     `origin` says who waits for it: `api` requests were asked over HTTP and are resumed after a restart; `local`
     ones were asked in-process, so their caller died with the process. `partial` holds the answers collected so far
     for a multi-question request, by question id; `approvals` the approvals so far of one that needs several.
-    `reminders` counts the reminders sent and `next_reminder_at` is when the next is due (kept here so that it
-    survives a restart). `answered_by`/`answered_via` name who resolved it and over which
+    `reminders` counts the reminders sent (each channel keeps when its next is due with its delivery).
+    `answered_by`/`answered_via` name who resolved it and over which
     channel (`slack`, `email`, `web`, `api`); `error_code`/`error_message` explain a cancelled, expired or failed one.
     """
 
@@ -105,7 +105,6 @@ class QuestionRecord(_Record):
     partial: dict[str, AskUserQuestionAnswerItem] = Field(default_factory=dict[str, AskUserQuestionAnswerItem])
     approvals: list[Approval] = Field(default_factory=list[Approval])
     reminders: int = 0
-    next_reminder_at: UtcDatetime | None = None
     answered_by: str | None = None
     answered_via: str | None = None
     resolved_at: UtcDatetime | None = None

@@ -39,6 +39,11 @@ from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 _AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
 
+REMINDED_KEY = "reminded"
+"""In a delivery's reference, kept by the base: how many reminders that channel has sent."""
+REMIND_AT_KEY = "remind_at"
+"""Likewise: when its next reminder is due (UTC, ISO 8601)."""
+
 
 def _ts(value: datetime) -> str:
     # Fixed width (microseconds always present) so that text order is time order in ORDER BY.
@@ -262,6 +267,29 @@ class Store:
                 raise StoreError(f"{channel} delivery key {key!r} is already used by another question") from None
             self._append(db, question_id, "delivered", channel, None, {"key": key})
         return delivery
+
+    def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
+        """Count one reminder on `channel` and keep when the next is due, with its delivery, so that a restart goes
+        on where it left off; audit `reminded`. None (and nothing recorded) once the question is no longer pending
+        or has no delivery there. Raises StoreError for an unknown question."""
+        with self._write() as db:
+            record = _require_question(db, question_id)
+            row = db.execute(
+                "SELECT ref_json FROM deliveries WHERE question_id = ? AND channel = ?", (question_id, channel)
+            ).fetchone()
+            if record.status != "pending" or row is None:
+                return None
+            ref = json.loads(row[0])
+            count = int(ref.get(REMINDED_KEY, 0)) + 1
+            ref |= {REMINDED_KEY: count, REMIND_AT_KEY: _ts(next_at)}
+            db.execute(
+                "UPDATE deliveries SET ref_json = ? WHERE question_id = ? AND channel = ?",
+                (json.dumps(ref), question_id, channel),
+            )
+            updated = record.model_copy(update={"reminders": record.reminders + 1})
+            db.execute("UPDATE questions SET record_json = ? WHERE id = ?", (_record_json(updated), question_id))
+            self._append(db, question_id, "reminded", channel, None, {"count": count, "next": _ts(next_at)})
+            return updated
 
     def get_delivery(self, question_id: str, channel: str) -> Delivery | None:
         return next(iter(self._deliveries("question_id = ? AND channel = ?", question_id, channel)), None)

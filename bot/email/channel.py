@@ -152,6 +152,13 @@ class EmailChannel(Channel):
         if envelope.to:
             await self.sender.send(render_notice(closed_text(question), envelope))
 
+    async def remind(self, question: QuestionRecord, delivery: Delivery, route: Route) -> None:
+        """Send the question again, in its thread, to the people it went to, saying it is still waiting."""
+        envelope = self._thread_envelope(delivery, to=EmailRef.model_validate(delivery.ref).to, automatic=False)
+        if envelope.to:
+            intro = f"Reminder {question.reminders}: this question is still waiting for an answer."
+            await self.sender.send(render_question_email(question, envelope, intro=intro))
+
     def _thread_envelope(
         self, delivery: Delivery, *, to: list[str], reply: Message | None = None, automatic: bool = True
     ) -> Envelope:

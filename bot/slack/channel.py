@@ -46,6 +46,7 @@ from bot.slack.render import (
     refusal_notice,
     render_outcome,
     render_question,
+    render_reminder,
     resolved_notice,
 )
 from bot.slack.settings import SlackSettings, SlackSubscription
@@ -163,6 +164,17 @@ class SlackChannel(Channel):
     async def close_out(self, question: QuestionRecord, delivery: Delivery) -> None:
         ref = ids.SlackRef.model_validate(delivery.ref)
         await self.transport.update_message(ref.channel, ref.ts, render_outcome(question))
+
+    async def remind(self, question: QuestionRecord, delivery: Delivery, route: Route) -> None:
+        """Post a reminder in the question's thread, mentioning the responders (else the route's mentions)."""
+        ref = ids.SlackRef.model_validate(delivery.ref)
+        subscription = route.subscription
+        mentions = list(route.responders) or (
+            subscription.mention if isinstance(subscription, SlackSubscription) else []
+        )
+        await self.transport.post_message(
+            ref.channel, render_reminder(question, mentions, question.reminders), thread_ts=ref.thread[1]
+        )
 
     async def show_progress(self, question: QuestionRecord, delivery: Delivery, needed: int) -> None:
         """Keep the buttons and add how many have approved, so the next approver sees who already did."""

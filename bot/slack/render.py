@@ -429,6 +429,15 @@ def render_outcome(record: QuestionRecord) -> SlackMessage:
     return SlackMessage(f"{status}: " + escape_clipped(asked_text, MAX_FALLBACK_TEXT - 20), blocks)
 
 
+def render_reminder(record: QuestionRecord, mentions: Sequence[str], count: int) -> SlackMessage:
+    """The reminder posted in a question's thread, paging `mentions` (user or user group ids)."""
+    shown = " ".join(m for m in (mention(slack_id) for slack_id in mentions[:20]) if m)
+    asked = escape_clipped(" ".join(record.questions[0].question.split()), 300)
+    lead = f"{shown} " if shown else ""
+    text = f":alarm_clock: {lead}Reminder {count}: this question is still waiting for an answer — “{asked}”"
+    return SlackMessage(text, [section(text)])
+
+
 def resolved_notice(record: QuestionRecord) -> str:
     """What a late answerer is told (ephemeral mrkdwn): answered by whom and when, or how the question ended."""
     when = f" {slack_date(record.resolved_at)}" if record.resolved_at else ""

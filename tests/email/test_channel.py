@@ -321,3 +321,18 @@ async def test_two_approvals_by_mail_each_hear_how_far_it_came_and_both_are_name
     assert answer_of(rig).answers[0].selected == ["Approve"]
     record = rig.ledger.store.get_question(rig.question_id())
     assert record is not None and record.answered_by == "alice@example.org, bob@ops.example.org"
+
+
+async def test_a_reminder_goes_to_the_recipients_in_the_same_thread(tmp_path: Path) -> None:
+    clock = FakeClock()
+    rig = EmailRig(tmp_path, email_settings({"to": ["alice@example.org"], "remind_every": "15m"}), clock)
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask, DATABASE)
+        mail = await rig.question_mail()
+        await anyio.wait_all_tasks_blocked()  # the reminder waits for its time
+        await clock.advance(timedelta(minutes=15))
+        reminder = (await rig.sender.wait_for(2))[1]
+        assert reminder["To"] == "alice@example.org" and reminder["In-Reply-To"] == mail["Message-ID"]
+        assert "Reminder 1: this question is still waiting for an answer." in body_of(reminder)
+        assert reminder["Reply-To"] == mail["Reply-To"]
+        group.cancel_scope.cancel()

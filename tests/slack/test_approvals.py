@@ -3,6 +3,7 @@ person counting once even when Slack knows them by their email address."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,17 @@ async def test_reject_from_one_responder_ends_it_at_once(tmp_path: Path) -> None
         await rig.click(block_actions(APPROVE, ts=TS, user="U0ALICE"))
         await rig.click(block_actions(button("hr.pick.0.1", "1"), ts=TS, user="U0BOB"))
         assert (await asked.answer()).answers[0].selected == ["Reject"]
+
+
+async def test_a_reminder_is_posted_in_the_thread_mentioning_the_responders(tmp_path: Path) -> None:
+    sub = subscription(responders=["U0BOB", "S0ONCALL"], remind_every="15m", remind_max=1)
+    async with slack_rig(tmp_path, sub) as rig:
+        rig.ask(PLAN)
+        await rig.posted()
+        await rig.until(lambda: rig.clock.sleepers == 1)  # the reminder waits for its time
+        await rig.clock.advance(timedelta(minutes=15))
+        reminder = await rig.posted(2)
+        assert reminder["thread_ts"] == TS and reminder["channel"] == "C0DEPLOY"
+        assert reminder["text"].startswith(":alarm_clock: <@U0BOB> <!subteam^S0ONCALL> Reminder 1:")
+        await rig.clock.advance(timedelta(minutes=30))
+        assert len(rig.fake.calls_to("chat.postMessage")) == 2  # remind_max = 1

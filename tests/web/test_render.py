@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 from bot.records import AgentRef, QuestionRecord
 from bot.web.markdown import render_markdown
-from bot.web.render import Card, render_card, render_history, render_inbox, render_outcome
+from bot.web.render import Card, render_card, render_history, render_inbox, render_outcome, render_partial_note
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 from tests.web.helpers import choice, item, plan
 
@@ -130,3 +130,8 @@ def test_what_was_typed_comes_back_after_a_refused_submit() -> None:
     assert checked == ["1", "other"]
     assert ">eu-west</textarea>" in page
     assert 'role="alert"' in page and "nope" in page
+
+
+def test_a_reminded_question_is_marked_in_its_card() -> None:
+    record = QuestionRecord(questions=[item()], reminders=2)
+    assert "Still waiting for an answer: reminded 2 times." in render_partial_note(record)
