@@ -32,6 +32,7 @@ from bot.slack.parse import (
     Interaction,
     OpenModal,
     ParseError,
+    ReplyError,
     ViewErrors,
     decide,
     parse_thread_reply,
@@ -47,15 +48,20 @@ from bot.slack.render import (
     render_outcome,
     render_question,
     render_reminder,
+    render_waiting,
     resolved_notice,
 )
 from bot.slack.settings import SlackSettings, SlackSubscription
+from bot.slack.targets import message_link, targets
 from bot.slack.threads import Threads
 from bot.slack.transport import SlackCallError, SlackTransport, make_client
 
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
+COMMAND = "/handraise"
+"""The slash command that lists the questions waiting for the person who types it."""
+WAITING_SCANNED = 200
 AUTHORISE_SECONDS = 2
 """How long a user-group lookup may take before the click is refused (Slack wants an ack within 3 s)."""
 
@@ -114,6 +120,7 @@ class SlackChannel(Channel):
         self.app.action(ids.ACTION_PATTERN)(self._on_action)
         self.app.view(ids.MODAL_CALLBACK)(self._on_view)
         self.app.event("message")(self._on_message)
+        self.app.command(COMMAND)(self._on_command)
         self.threads = Threads(self.name)
         self._thread_locks: dict[tuple[str, str], anyio.Lock] = {}
 
@@ -322,26 +329,54 @@ class SlackChannel(Channel):
         else:
             await ack()
 
+    async def _on_command(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        user = body.get("user_id")
+        if not isinstance(user, str) or not user:
+            await ack()
+            return
+        await ack(text=render_waiting(await self.waiting_for(user)), response_type="ephemeral")
+
+    async def waiting_for(self, user: str) -> list[tuple[QuestionRecord, str]]:
+        """The pending questions shown in Slack that `user` may answer, oldest first, with links to their messages."""
+        store, waiting = self.ledger.store, []
+        pending = store.list_questions(status="pending", channel=self.name, limit=WAITING_SCANNED, newest_first=False)
+        for record in pending:
+            delivery = store.get_delivery(record.id, self.name)
+            if delivery is not None and await self.replies.may_answer(user, self.replies.responders(record, delivery)):
+                waiting.append((record, message_link(ids.SlackRef.model_validate(delivery.ref))))
+        return waiting
+
     async def _on_message(self, event: dict[str, Any]) -> None:
         if event.get("subtype") not in (None, "thread_broadcast") or event.get("bot_id"):
             return
         channel, user, text = event.get("channel"), event.get("user"), event.get("text")
         thread_ts, ts = event.get("thread_ts"), event.get("ts")
-        if not all(isinstance(value, str) for value in (channel, user, text, thread_ts)) or thread_ts == ts:
+        if not all(isinstance(value, str) for value in (channel, user, text)):
             return
         assert isinstance(channel, str) and isinstance(user, str) and isinstance(text, str)
-        assert isinstance(thread_ts, str)
-        open_here = self.threads.open_in(self.ledger, channel, thread_ts)
+        if isinstance(thread_ts, str) and thread_ts != ts:
+            open_here = self.threads.open_in(self.ledger, channel, thread_ts)
+        elif event.get("channel_type") == "im":
+            # In a DM people just reply, without opening the question's thread.
+            open_here = self.threads.open_in_conversation(self.ledger, channel)
+        else:
+            return  # a message in a channel, not in one of our threads
         if not open_here:
             return  # people talking in a thread with nothing to answer
-        if len(open_here) > 1:
-            notice = f"{len(open_here)} questions are open in this thread; answer each with its own buttons."
-            await self._tell(channel, user, notice, thread_ts)
+        reply_thread = thread_ts if isinstance(thread_ts, str) else None
+        try:
+            chosen = targets(
+                text,
+                [(ref, record.questions[0].header or record.questions[0].question) for record, _, ref in open_here],
+            )
+        except ReplyError as problem:
+            await self._tell(channel, user, str(problem), reply_thread)
             return
-        _, delivery, _ = open_here[0]
+        for target in chosen:
+            _, delivery, _ = open_here[target.index]
 
-        def read(record: QuestionRecord, delivery: Delivery) -> Answer:
-            return Answer(parse_thread_reply(text, record.questions))
+            def read(record: QuestionRecord, delivery: Delivery, part: str = target.text) -> Answer:
+                return Answer(parse_thread_reply(part, record.questions))
 
-        outcome = await self.replies.answer(delivery.key, by=user, how="thread reply", read=read)
-        await self._show(outcome, channel, user, thread_ts)
+            outcome = await self.replies.answer(delivery.key, by=user, how="thread reply", read=read)
+            await self._show(outcome, channel, user, reply_thread)

@@ -313,34 +313,50 @@ def _reply_item(text: str, question: AskUserQuestionItem) -> AskUserQuestionAnsw
     return AskUserQuestionAnswerItem(id=question.id, custom=text)
 
 
-def parse_thread_reply(text: str, questions: Sequence[AskUserQuestionItem]) -> Items:
-    """The answer in a thread reply: for one question, a number (or several, for multi-select), an option's name,
-    or free text; for several, one line per question, `1: yes`. Raises ReplyError explaining what to send."""
-    reply = slack_text_to_plain(_LEADING_MENTIONS.sub("", text)).strip()
-    if len(questions) == 1:
-        question = questions[0]
-        return {question.id: _reply_item(reply, question)}
+def numbered_lines(reply: str, count: int, *, noun: str) -> dict[int, str]:
+    """`1: yes` lines (and the lines that follow each) by number, from 1 to `count`; {} when the reply does not start
+    with one. Raises ReplyError for a number out of range or given twice."""
     parts: dict[int, list[str]] = {}
     current: int | None = None
     for line in reply.split("\n"):
         numbered = _NUMBERED_LINE.match(line)
         if numbered:
             current = int(numbered[1])
-            if not 1 <= current <= len(questions):
-                raise ReplyError(f"There is no question {current}; they are numbered 1 to {len(questions)}.")
+            if not 1 <= current <= count:
+                raise ReplyError(f"There is no {noun} {current}; they are numbered 1 to {count}.")
             if current in parts:
-                raise ReplyError(f"Question {current} is answered twice; give each question one line.")
+                raise ReplyError(f"{noun.capitalize()} {current} is answered twice; give each {noun} one line.")
             parts[current] = [numbered[2]]
         elif current is not None:
             parts[current].append(line)
         elif line.strip():
             break
+    return {number: "\n".join(lines) for number, lines in parts.items()}
+
+
+def strip_leading_mentions(text: str) -> str:
+    """`<@U0BOT> 1: yes` → `1: yes`: people address the bot before answering."""
+    return _LEADING_MENTIONS.sub("", text).strip()
+
+
+def plain_reply(text: str) -> str:
+    """A thread reply as the person wrote it, without the @-mentions that lead it."""
+    return slack_text_to_plain(strip_leading_mentions(text)).strip()
+
+
+def parse_thread_reply(text: str, questions: Sequence[AskUserQuestionItem]) -> Items:
+    """The answer in a thread reply: for one question, a number (or several, for multi-select), an option's name,
+    or free text; for several, one line per question, `1: yes`. Raises ReplyError explaining what to send."""
+    reply = plain_reply(text)
+    if len(questions) == 1:
+        question = questions[0]
+        return {question.id: _reply_item(reply, question)}
+    parts = numbered_lines(reply, len(questions), noun="question")
     if not parts:
         raise ReplyError(
             f"This message asks {len(questions)} questions: reply with one line per question, like "
             "`1: yes` and `2: the second option`, or use the buttons and Submit."
         )
     return {
-        questions[number - 1].id: _reply_item("\n".join(lines), questions[number - 1])
-        for number, lines in sorted(parts.items())
+        questions[number - 1].id: _reply_item(lines, questions[number - 1]) for number, lines in sorted(parts.items())
     }

@@ -47,6 +47,8 @@ from core import AskUserQuestionItem
 Control = Literal["none", "buttons", "radio", "select", "checkboxes", "multi_select"]
 
 RECOMMENDED = "(Recommended)"
+MAX_WAITING_SHOWN = 20
+"""Questions listed by `/handraise` (an ephemeral message is a few thousand characters at most)."""
 MARKER_ROOM = 40
 """Units kept free in each section for a "… (N more characters)" marker."""
 
@@ -436,6 +438,20 @@ def render_reminder(record: QuestionRecord, mentions: Sequence[str], count: int)
     lead = f"{shown} " if shown else ""
     text = f":alarm_clock: {lead}Reminder {count}: this question is still waiting for an answer — “{asked}”"
     return SlackMessage(text, [section(text)])
+
+
+def render_waiting(waiting: Sequence[tuple[QuestionRecord, str]]) -> str:
+    """The `/handraise` answer: the questions waiting for this person, each with a link to its message."""
+    if not waiting:
+        return "Nothing is waiting for you in handraise. :tada:"
+    lines = [f"*{len(waiting)} question{'s' if len(waiting) > 1 else ''} waiting for you:*"]
+    for record, link in waiting[:MAX_WAITING_SHOWN]:
+        title = escape_clipped(" ".join((record.questions[0].header or record.questions[0].question).split()), 150)
+        asked = f" — asked by {escape_clipped(name, 100)}" if (name := agent_name(record.agent)) else ""
+        lines.append(f"• <{link}|{title}>{asked} {slack_date(record.created_at)}")
+    if len(waiting) > MAX_WAITING_SHOWN:
+        lines.append(f"… and {len(waiting) - MAX_WAITING_SHOWN} more.")
+    return "\n".join(lines)
 
 
 def resolved_notice(record: QuestionRecord) -> str:

@@ -66,6 +66,12 @@ class Threads:
         found.sort(key=lambda entry: (entry[0].created_at, entry[2].ts))
         return found
 
+    def open_in_conversation(self, ledger: Ledger, channel: str) -> list[Found]:
+        """The pending questions anywhere in one conversation (a DM, where people reply without opening the thread)."""
+        threads = [thread for (conversation, thread) in list(self._index(ledger)) if conversation == channel]
+        found = [entry for thread in threads for entry in self.open_in(ledger, channel, thread)]
+        return sorted(found, key=lambda entry: (entry[0].created_at, entry[2].ts))
+
     def _index(self, ledger: Ledger) -> dict[tuple[str, str], set[str]]:
         if self._open is None:
             store = ledger.store

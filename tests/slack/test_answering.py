@@ -365,16 +365,56 @@ async def test_forms_that_are_not_ours_or_not_current_change_nothing(tmp_path: P
         assert rig.ledger.store.get_question(question_id).status == "pending"  # type: ignore[union-attr]
 
 
-async def test_a_reply_in_a_thread_with_two_open_questions_is_asked_to_use_the_buttons(tmp_path: Path) -> None:
+async def test_a_reply_in_a_thread_with_two_open_questions_is_asked_which_one_it_answers(tmp_path: Path) -> None:
     async with slack_rig(tmp_path) as rig:
         rig.ask(YES_NO)
         await rig.posted()
-        rig.ask(YES_NO)
+        rig.ask(item("Migrate the database?", options=["Yes", "No"]))
         await rig.posted(2)
         await rig.until(lambda: len(rig.ledger.store.list_questions(channel="slack")) == 2)
         await rig.event(message_event("yes", thread_ts=TS))
         (told,) = await rig.fake.wait_for("chat.postEphemeral")
-        assert told["text"] == "2 questions are open in this thread; answer each with its own buttons."
+        assert told["text"].startswith("2 questions are open here:\n1. Deploy v2 to production?\n2. Migrate")
+        assert "like `1: yes`" in told["text"]
+        assert rig.ledger.store.count_questions("pending") == 2
+
+
+async def test_numbered_lines_answer_several_open_questions_in_one_reply(tmp_path: Path) -> None:
+    async with slack_rig(tmp_path) as rig:
+        first = rig.ask(YES_NO)
+        await rig.posted()
+        second = rig.ask(item("Migrate the database?", options=["Yes", "No"]))
+        await rig.posted(2)
+        await rig.until(lambda: len(rig.ledger.store.list_questions(channel="slack")) == 2)
+        await rig.event(message_event("<@U0BOT> 1: 2\n2: yes", thread_ts=TS))
+        assert wire(await first.answer()) == [{"id": "q1", "selected": ["No"]}]
+        assert wire(await second.answer()) == [{"id": "q1", "selected": ["Yes"]}]
+
+
+async def test_a_reply_linking_to_one_questions_message_answers_that_question(tmp_path: Path) -> None:
+    async with slack_rig(tmp_path) as rig:
+        rig.ask(YES_NO)
+        await rig.posted()
+        second = rig.ask(item("Migrate the database?", options=["Yes", "No"]))
+        reply_to_second = await rig.posted(2)
+        await rig.until(lambda: len(rig.ledger.store.list_questions(channel="slack")) == 2)
+        delivered = rig.ledger.store.list_questions(channel="slack", newest_first=True)[0]
+        ts = rig.ledger.store.get_delivery(delivered.id, "slack").ref["ts"]  # type: ignore[union-attr]
+        link = f"<https://example.slack.com/archives/C0DEPLOY/p{ts.replace('.', '')}>"
+        assert reply_to_second["thread_ts"] == TS
+        await rig.event(message_event(f"{link} no", thread_ts=TS))
+        assert wire(await second.answer()) == [{"id": "q1", "selected": ["No"]}]
+        assert rig.ledger.store.count_questions("pending") == 1
+
+
+async def test_a_plain_reply_in_a_dm_answers_the_question_asked_there(tmp_path: Path) -> None:
+    async with slack_rig(tmp_path, subscription(channel=None, user="U0ALICE")) as rig:
+        asked = rig.ask(YES_NO)
+        post = await rig.posted()
+        assert post["channel"] == "D0ALICE"
+        await rig.until(lambda: rig.ledger.store.get_delivery(rig.question_id(), "slack") is not None)
+        await rig.event(message_event("2", channel="D0ALICE", thread_ts=None, channel_type="im"))
+        assert wire(await asked.answer()) == [{"id": "q1", "selected": ["No"]}]
 
 
 async def test_a_user_groups_members_are_read_once_a_minute(tmp_path: Path) -> None:
