@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import ClassVar
@@ -234,11 +234,9 @@ class ChannelAnswerer:
             delivery = self.ledger.store.get_delivery(pending.id, self.name)
             if delivery is None or record.status != "pending" or not record.approvals:
                 continue
-            try:
-                with anyio.fail_after(CLOSE_OUT_SECONDS):
-                    await self.channel.show_progress(record, delivery, needed)
-            except Exception:
-                log.exception("question %s: %s could not show the approvals so far", pending.id, self.name)
+            await self._bounded(
+                pending.id, "show the approvals so far", self.channel.show_progress(record, delivery, needed)
+            )
 
     async def _remind(self, pending: PendingQuestion, route: Route, every: timedelta) -> None:
         # The count and the next due time live with the delivery, so a restart neither repeats nor skips one.
@@ -254,11 +252,7 @@ class ChannelAnswerer:
             record = self.ledger.remind(pending.id, self.name, next_at=max(due, clock.now()) + every)
             if record is None:
                 return  # it ended meanwhile: never remind about a question that is over
-            try:
-                with anyio.fail_after(CLOSE_OUT_SECONDS):
-                    await self.channel.remind(record, delivery, route)
-            except Exception:
-                log.exception("question %s: %s could not send a reminder", pending.id, self.name)
+            await self._bounded(pending.id, "send a reminder", self.channel.remind(record, delivery, route))
 
     async def _expire(self, pending: PendingQuestion, when: datetime, route: Route) -> None:
         await self.ledger.clock.sleep_until(when)
@@ -276,11 +270,15 @@ class ChannelAnswerer:
         delivery = self.ledger.store.get_delivery(pending.id, self.name)
         if delivery is None or not pending.resolved.is_set():
             return
+        await self._bounded(pending.id, "show the outcome", self.channel.close_out(pending.record, delivery))
+
+    async def _bounded(self, question_id: str, what: str, shown: Awaitable[None]) -> None:
+        """Let the channel show something, bounded in time; a failure is logged and never fails the question."""
         try:
             with anyio.fail_after(CLOSE_OUT_SECONDS):
-                await self.channel.close_out(pending.record, delivery)
+                await shown
         except Exception:
-            log.exception("question %s: %s could not show the outcome", pending.id, self.name)
+            log.exception("question %s: %s could not %s", question_id, self.name, what)
 
 
 def _moment(value: object) -> datetime | None:

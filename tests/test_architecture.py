@@ -70,3 +70,27 @@ BASE = [p for p in sorted(BOT.glob("*.py")) if p != REGISTRY]
 def test_the_shared_base_imports_no_channel(path: Path) -> None:
     named = {found for m, _ in imports(path) if (found := package_of(m)) is not None}
     assert not named, f"{path.name} imports the {named} channel; only bot/kinds.py lists the channels"
+
+
+def string_constants(path: Path) -> set[str]:
+    """The string literals in `path`'s code, docstrings left out."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    }
+
+
+@pytest.mark.parametrize("path", BASE, ids=lambda path: str(path.relative_to(ROOT)))
+def test_the_shared_base_names_no_channel_in_its_code(path: Path) -> None:
+    named = string_constants(path) & set(CHANNEL_PACKAGES)
+    assert not named, f"{path.name} names the {named} channel; loop over bot.kinds.KINDS instead"

@@ -71,12 +71,16 @@ async def test_reminders_come_every_interval_up_to_the_maximum(tmp_path: Path) -
     assert [(event.channel, event.detail["count"]) for event in reminded] == [("chat", 1), ("chat", 2)]
 
 
-async def test_no_reminder_comes_after_the_question_ends(tmp_path: Path) -> None:
-    ledger, clock, channel, ctx = setup(tmp_path)
+async def asked_and_answered(ledger: Any, channel: RemindedChannel, ctx: Any) -> None:
     async with anyio.create_task_group() as group:
         group.start_soon(ask, ctx)
         await channel.delivery_seen.wait()
         answer(ledger)
+
+
+async def test_no_reminder_comes_after_the_question_ends(tmp_path: Path) -> None:
+    ledger, clock, channel, ctx = setup(tmp_path)
+    await asked_and_answered(ledger, channel, ctx)
     await clock.advance(EVERY * 3)
     assert channel.reminded == []
     assert ledger.store.history(kinds=["reminded"]) == []
@@ -84,10 +88,7 @@ async def test_no_reminder_comes_after_the_question_ends(tmp_path: Path) -> None
 
 async def test_the_store_refuses_a_reminder_for_an_ended_question(tmp_path: Path) -> None:
     ledger, clock, channel, ctx = setup(tmp_path)
-    async with anyio.create_task_group() as group:
-        group.start_soon(ask, ctx)
-        await channel.delivery_seen.wait()
-        answer(ledger)
+    await asked_and_answered(ledger, channel, ctx)
     (record,) = ledger.store.list_questions()
     assert ledger.store.remind(record.id, "chat", next_at=clock.now()) is None
 

@@ -20,6 +20,17 @@ def item(question: str = "Deploy v2 to production?", **fields: Any) -> AskUserQu
     return AskUserQuestionItem.model_validate(data | fields)
 
 
+def plan_review() -> AskUserQuestionItem:
+    """A plan review with Approve and Reject, the shape most approval tests ask."""
+    return item(
+        "Approve the migration plan?",
+        id="plan",
+        detail="## Plan\n1. Drain **node-a**\n2. Migrate",
+        options=["Approve", "Reject"],
+        intent={"kind": "plan-review", "approve": "Approve"},
+    )
+
+
 def labels(count: int, *, width: int = 0) -> list[str]:
     return [f"Option {n}".ljust(width, "x") for n in range(1, count + 1)]
 

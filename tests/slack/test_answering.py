@@ -12,20 +12,14 @@ import pytest
 from bot.slack.ids import ModalRef
 
 from .payloads import block_actions, button, held, message_event, radio, text_entry, view_submission
-from .records import item, labels
+from .records import item, labels, plan_review
 from .rig import SlackRig, slack_rig, subscription
 
 pytestmark = pytest.mark.anyio
 
 TS = "1700000000.000001"  # the first message the fake Slack posts
 YES_NO = item(options=["Yes (Recommended)", "No"])
-PLAN = item(
-    "Approve the migration plan?",
-    id="plan",
-    detail="## Plan\n1. Drain **node-a**\n2. Migrate",
-    options=["Approve", "Reject"],
-    intent={"kind": "plan-review", "approve": "Approve"},
-)
+PLAN = plan_review()
 BATCH = [
     item("Which region?", id="region", options=["eu-west-1", "us-east-1", "ap-south-1"]),
     item("Which flags?", id="flags", options=labels(4), multi_select=True),

@@ -9,19 +9,13 @@ from pathlib import Path
 import pytest
 
 from .payloads import block_actions, button
-from .records import item
+from .records import plan_review
 from .rig import slack_rig, subscription
 
 pytestmark = pytest.mark.anyio
 
 TS = "1700000000.000001"
-PLAN = item(
-    "Approve the migration plan?",
-    id="plan",
-    detail="1. Drain node-a\n2. Migrate",
-    options=["Approve", "Reject"],
-    intent={"kind": "plan-review", "approve": "Approve"},
-)
+PLAN = plan_review()
 APPROVE = button("hr.pick.0.0", "0")
 
 
