@@ -165,6 +165,8 @@ def openapi_document() -> dict[str, Any]:
             "status": {"enum": ["pending", "answered", "cancelled", "expired", "failed"]},
             "answer": {"type": "object"},
             "error": {"type": "object"},
+            "resolvedBy": {"type": ["string", "null"], "description": "who; everyone who approved, comma-separated"},
+            "approvedBy": {"type": "array", "items": {"type": "string"}},
         },
         "required": ["id", "status"],
     }

@@ -225,6 +225,8 @@ class Replies:
             return self._unreadable(record, by, how, problem)
         if answer is None:
             return Noted(record)
+        if not answer.items and not answer.problems and record.status != "pending":
+            return Ended(record)
         needed = self.approvals_needed(record, delivery)
         approval = approval_item(record, answer.items) if needed > 1 else None
         # Late answers go to the ledger too: it tells who won, and the store audits them as duplicates.
