@@ -229,7 +229,7 @@ class ChannelAnswerer:
 
     async def _follow_approvals(self, pending: PendingQuestion, needed: int) -> None:
         while True:
-            await pending.changed.wait()
+            await pending.wait_changed()
             record = pending.record
             delivery = self.ledger.store.get_delivery(pending.id, self.name)
             if delivery is None or record.status != "pending" or not record.approvals:

@@ -42,15 +42,21 @@ class PendingQuestion:
         self.record = record
         self.request = request
         self.resolved = anyio.Event()
-        self.changed = anyio.Event()
-        """Set (and replaced) when the question moves without ending: an approval counted, a reminder sent."""
+        self._changed: anyio.Event | None = None  # made only when followed: most questions never are
         self.holders = 0
+
+    async def wait_changed(self) -> None:
+        """Return once the question moves without ending (an approval counted, a reminder sent)."""
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
 
     def touch(self, record: QuestionRecord) -> None:
         """The question moved on without ending: wake whoever follows its progress."""
         self.record = record
-        self.changed.set()
-        self.changed = anyio.Event()
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
 
     @property
     def id(self) -> str:

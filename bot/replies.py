@@ -175,6 +175,8 @@ class Replies:
         route = self.router.route(self.channel.name, record.agent)
         if route is not None:
             return self.channel.responders(route)
+        if delivery is None:
+            delivery = self.ledger.store.get_delivery(record.id, self.channel.name)
         stored = delivery.ref.get(RESPONDERS_KEY) if delivery is not None else None
         return [str(entry) for entry in stored] if isinstance(stored, list) else []
 
@@ -204,14 +206,23 @@ class Replies:
         )
 
     async def answer(
-        self, key: str, *, by: str, how: str, read: Reader, question_id: str | None = None, **detail: Any
+        self,
+        key: str,
+        *,
+        by: str,
+        how: str,
+        read: Reader,
+        question_id: str | None = None,
+        found: tuple[QuestionRecord, Delivery] | None = None,
+        **detail: Any,
     ) -> Outcome:
         """Hand over one person's reply: find its question, check who they are, read it, record it.
 
         `key` is the delivery's lookup key, `by` who acted (as the channel names people), `how` what they did
-        ("click", "thread reply", "mail", …) for the audit log, `detail` more for a refusal's audit entry.
+        ("click", "thread reply", "mail", …) for the audit log, `detail` more for a refusal's audit entry. A channel
+        that already looked the delivery up passes it as `found`.
         """
-        found = self.delivered(key, question_id)
+        found = found or self.delivered(key, question_id)
         if found is None:
             return Ended(None)
         record, delivery = found
@@ -227,8 +238,9 @@ class Replies:
             return Noted(record)
         if not answer.items and not answer.problems and record.status != "pending":
             return Ended(record)
-        needed = self.approvals_needed(record, delivery)
-        approval = approval_item(record, answer.items) if needed > 1 else None
+        approval = approval_item(record, answer.items)
+        needed = self.approvals_needed(record, delivery) if approval is not None else 1
+        approval = approval if needed > 1 else None
         # Late answers go to the ledger too: it tells who won, and the store audits them as duplicates.
         try:
             if approval is not None:

@@ -82,7 +82,7 @@ class WebInbox(Channel):
 
     def responders_for(self, question: QuestionRecord) -> list[str]:
         """Who may answer `question` in the inbox, by the current config (the answer form asks for a name then)."""
-        return self.replies.responders(question, self.ledger.store.get_delivery(question.id, self.name))
+        return self.replies.responders(question)
 
     def add_routes(self, app: web.Application) -> None:
         """Mount the inbox at `/` (with `/history`, `/events`, `/questions/{id}/answer` and `/static/…`)."""
@@ -162,7 +162,7 @@ class WebInbox(Channel):
         def read(record: QuestionRecord, delivery: Delivery) -> Answer:
             return Answer(parse_answer_form(record.questions, form))
 
-        outcome = await self.replies.answer(delivery.key, by=name or self.name, how="form", read=read)
+        outcome = await self.replies.answer(delivery.key, by=name or self.name, how="form", read=read, found=found)
         if isinstance(outcome, NotAllowed):
             return self._refused(request, record, form, not_a_responder(outcome.person), 403)
         if isinstance(outcome, Unreadable):
