@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.answers import AnswerError
 from bot.approvals import approval_item, progress
-from bot.errors import HandraiseError
+from bot.errors import BotErrorCode, HandraiseError
 from bot.ledger import Ledger, UnknownQuestion
 from bot.records import Delivery, QuestionRecord
 from bot.routing import Router
@@ -55,8 +55,10 @@ later, a form to open); raises a HandraiseError (ReplyError, FormError, …) who
 send instead."""
 
 
-class ReplyProblems(ValueError):
+class ReplyProblems(HandraiseError, ValueError):
     """Several things in one reply could not be read."""
+
+    code = BotErrorCode.UNREADABLE_REPLY
 
     def __init__(self, problems: Sequence[str]) -> None:
         super().__init__("; ".join(problems))

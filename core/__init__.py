@@ -19,6 +19,7 @@ from core.service import REQUEST_EVENT as REQUEST_EVENT
 from core.service import UserQuestionService as UserQuestionService
 from core.tool import AskUserQuestionTool as AskUserQuestionTool
 from core.tool import format_answer as format_answer
+from core.tool import parse_questions as parse_questions
 from core.types import AskUserQuestionAnswer as AskUserQuestionAnswer
 from core.types import AskUserQuestionAnswerItem as AskUserQuestionAnswerItem
 from core.types import AskUserQuestionIntent as AskUserQuestionIntent
@@ -49,4 +50,5 @@ __all__ = (
     "UserQuestionService",
     "format_answer",
     "no_provider",
+    "parse_questions",
 )

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.errors import BotErrorCode, HandraiseError
+
 ASK_TOOL = "AskUserQuestion"
 PLAN_TOOL = "ExitPlanMode"
 ALLOW, DENY = "Allow", "Deny"
@@ -23,8 +25,10 @@ DETAIL_LIMIT = 6_000
 HEAD_LINES = 40
 
 
-class NotAHookEvent(ValueError):
+class NotAHookEvent(HandraiseError, ValueError):
     """The input is not a hook event this command can act on; the message says why, in one line."""
+
+    code = BotErrorCode.BAD_INPUT
 
 
 @dataclass(frozen=True)

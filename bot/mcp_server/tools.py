@@ -1,8 +1,9 @@
 """The MCP tools over a `QuestionRelay`: ask, wait with progress, hand back a handle when the client's clock runs out.
 
 Built on the SDK's low-level `Server` rather than `MCPServer`'s decorators: the tool's input schema must be the seam
-tool's own (`core.tool.PARAMETERS`, plus `wait_seconds`), not one derived from a Python signature, and results carry
-both text and `structuredContent` matching a declared output schema (MCP spec, "Tools": structured content).
+tool's own (`AskUserQuestionTool.parameters`, plus `wait_seconds`), not one derived from a Python signature, and
+results carry both text and `structuredContent` matching a declared output schema (MCP spec, "Tools": structured
+content).
 
 Long waits: many clients give a tool call about 60 s. So `ask_user_question` waits `wait_seconds` (default 50) and
 then returns `{status: "pending", handle}`; `get_answer` waits again. While waiting it sends a progress notification
@@ -31,8 +32,7 @@ from mcp.server.lowlevel import Server
 from bot.client import compact_answer
 from bot.mcp_server.relay import QuestionRelay
 from bot.records import AgentRef
-from core import UserQuestionError
-from core.tool import DESCRIPTION, PARAMETERS, parse_questions
+from core import AskUserQuestionTool, UserQuestionError, parse_questions
 
 MAX_WAIT_SECONDS = 300.0
 EARLY_RETRY_SECONDS = 0.05
@@ -81,7 +81,7 @@ PENDING_ADVICE = (
 
 
 def ask_schema() -> dict[str, Any]:
-    schema = copy.deepcopy(PARAMETERS)
+    schema = copy.deepcopy(AskUserQuestionTool.parameters)
     schema["properties"]["wait_seconds"] = WAIT
     return schema
 
@@ -89,7 +89,8 @@ def ask_schema() -> dict[str, Any]:
 TOOLS = [
     types.Tool(
         name="ask_user_question",
-        description=DESCRIPTION + " If the person has not answered within wait_seconds, the result has status "
+        description=AskUserQuestionTool.description
+        + " If the person has not answered within wait_seconds, the result has status "
         '"pending" and a handle: then call get_answer with it.',
         input_schema=ask_schema(),
         output_schema=OUTPUT_SCHEMA,

@@ -36,6 +36,7 @@ def test_all_names_the_public_api_exactly() -> None:
         "UserQuestionService",
         "format_answer",
         "no_provider",
+        "parse_questions",
     }
     assert len(core.__all__) == len(set(core.__all__))
     for name in core.__all__:
