@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -13,10 +12,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from bot.ledger import Ledger, UnknownQuestion
 from bot.records import AgentRef, QuestionRecord
 from bot.remote import RemoteQuestions
+from bot.validation import MAX_BODY_BYTES, RequestRefused, field_path, parse_ask_body, too_large
 from core import AskUserQuestionItem, UserQuestionError
 
 MAX_WAIT_SECONDS = 300
-MAX_BODY_BYTES = 1024 * 1024
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 LEDGER_KEY = web.AppKey("ledger", Ledger)
@@ -79,20 +78,29 @@ def bearer_auth(token: str | None) -> Any:
     return middleware
 
 
+async def read_body(request: web.Request, limit: int) -> bytes:
+    """The body, read at most `limit` bytes far whether or not it declares its length (a chunked one does not).
+
+    Raises RequestRefused (413 TOO_LARGE) as soon as the body passes the limit, without reading the rest.
+    """
+    if request.content_length is not None and request.content_length > limit:
+        raise too_large(request.content_length)
+    body = bytearray()
+    while chunk := await request.content.readany():
+        body += chunk
+        if len(body) > limit:
+            raise too_large()
+    return bytes(body)
+
+
 async def ask(request: web.Request) -> web.Response:
-    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
-        return error_response(413, "TOO_LARGE", f"the request body is over {MAX_BODY_BYTES} bytes")
     try:
-        raw = await request.read()
-        payload = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return error_response(400, "BAD_JSON", "the request body is not JSON")
-    try:
-        body = AskBody.model_validate(payload)
+        body = AskBody.model_validate(parse_ask_body(await read_body(request, MAX_BODY_BYTES)))
+    except RequestRefused as refused:
+        return error_response(refused.status, refused.code, refused.message)
     except ValidationError as invalid:
         first = invalid.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "body"
-        return error_response(422, "BAD_REQUEST", f"{where}: {first['msg']}")
+        return error_response(422, "BAD_REQUEST", f"{field_path(first['loc']) or 'body'}: {first['msg']}")
     try:
         record = request.app[REMOTE_KEY].ask(body.questions, body.agent)
     except UserQuestionError as refused:

@@ -19,6 +19,7 @@ from typing import Any
 from bot.client import ApiClient, Reply, Unreachable, compact_answer
 from bot.duration_text import parse_duration
 from bot.errors import BotErrorCode, HandraiseError
+from bot.validation import RequestRefused, parse_ask_body
 
 ANSWERED, FAILED, BAD_INPUT, ENDED, NO_ANSWERER, UNREACHABLE = 0, 1, 2, 3, 4, 5
 
@@ -63,9 +64,19 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
+def checked_body(args: argparse.Namespace) -> dict[str, Any]:
+    """The body, held to the server's own limits (bot.validation) so that bad input fails here, before sending."""
+    body = request_body(args)
+    try:
+        parse_ask_body(json.dumps(body).encode())  # the same bytes the server would read, size included
+    except RequestRefused as refused:
+        raise BadInput(refused.message) from None
+    return body
+
+
 def run_ask(args: argparse.Namespace) -> int:
     try:
-        body = request_body(args)
+        body = checked_body(args)
         deadline = time.monotonic() + parse_duration(args.timeout).total_seconds() if args.timeout else None
     except (BadInput, ValueError) as error:
         return _fail(BAD_INPUT, str(error))

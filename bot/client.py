@@ -30,6 +30,8 @@ class Unreachable(HandraiseError):
 class Reply:
     status: int
     body: dict[str, Any]
+    retry_after: float | None = None
+    """Seconds from a `Retry-After` header (the server's 503 when too many agents wait), when there is one."""
 
 
 class ApiClient:
@@ -58,7 +60,7 @@ class ApiClient:
         try:
             connection.request(method, parts.path.rstrip("/") + path, body=data, headers=headers)
             response = connection.getresponse()
-            return Reply(response.status, _json(response.read()))
+            return Reply(response.status, _json(response.read()), _seconds(response.getheader("Retry-After")))
         except (OSError, http.client.HTTPException) as error:
             raise Unreachable(f"cannot reach handraise at {self.base_url}: {_reason(error)}") from error
         finally:
@@ -91,6 +93,9 @@ class ApiClient:
                 pause = min(pause * 2, 5.0)
                 continue
             unreachable_since, pause = None, 0.2
+            if reply.status == 503 and reply.retry_after is not None:  # too many agents waiting: come back later
+                time.sleep(reply.retry_after if remaining is None else min(reply.retry_after, max(remaining, 0.0)))
+                continue
             if reply.status != 200 or reply.body.get("status") != "pending":
                 return reply
 
@@ -109,6 +114,13 @@ def _json(raw: bytes) -> dict[str, Any]:
     except (json.JSONDecodeError, UnicodeDecodeError):
         return {"error": {"code": "BAD_RESPONSE", "message": "the server did not answer with JSON"}}
     return value if isinstance(value, dict) else {"value": value}
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: not something this server sends
 
 
 def _reason(error: BaseException) -> str:

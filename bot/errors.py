@@ -46,6 +46,12 @@ class BotErrorCode(StrEnum):
     """A secret is too short to keep tokens unguessable."""
     BAD_CHANNEL_KIND = "BAD_CHANNEL_KIND"
     """A channel kind is registered incompletely or twice."""
+    BAD_JSON = "BAD_JSON"
+    """An ask body is not JSON, or nests too deeply (bot.validation)."""
+    TOO_LARGE = "TOO_LARGE"
+    """An ask body is over 1 MiB."""
+    BAD_REQUEST = "BAD_REQUEST"
+    """An ask body breaks a limit or a rule; the message names the field."""
 
 
 class HandraiseError(Exception):

@@ -18,6 +18,7 @@ from .program_rig import config_for, program
 
 pytestmark = pytest.mark.anyio
 
+JSON = {"Content-Type": "application/json"}
 ASK = {"questions": [{"id": "go", "question": "Deploy v2?", "options": [{"label": "Yes"}, {"label": "No"}]}]}
 
 
@@ -98,7 +99,7 @@ async def test_an_agent_is_routed_and_recorded(tmp_path: Path) -> None:
             "BAD_INTENT",
             'question p declares intent plan-review whose approve label "Ship" names none of its options',
         ),
-        ({"questions": [{"id": "a"}]}, 422, "BAD_REQUEST", "questions.0.question: Field required"),
+        ({"questions": [{"id": "a"}]}, 422, "BAD_REQUEST", "questions[0].question: Field required"),
         ({"questions": [], "extra": 1}, 422, "BAD_REQUEST", "extra: Extra inputs are not permitted"),
         ([1, 2], 422, "BAD_REQUEST", "body: Input should be a valid dictionary or instance of AskBody"),
     ],
@@ -116,7 +117,7 @@ async def test_bad_requests_get_the_seams_codes(
 async def test_garbage_and_oversize_bodies_are_refused_clearly(tmp_path: Path) -> None:
     async with program(config_for(tmp_path)) as (running, _), aiohttp.ClientSession() as session:
         url = f"{running.base_url}/v1/questions"
-        async with session.post(url, data=b"\xff\xfe{not json") as response:
+        async with session.post(url, data=b"\xff\xfe{not json", headers=JSON) as response:
             assert (response.status, (await response.json())["error"]["code"]) == (400, "BAD_JSON")
         big = io.BytesIO(b'{"questions": [{"id": "a", "question": "' + b"x" * (3 * 1024 * 1024) + b'"}]}')
         async with session.post(url, data=big, headers={"Content-Type": "application/json"}) as response:

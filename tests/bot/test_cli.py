@@ -92,6 +92,11 @@ async def test_ask_with_no_answerer_exits_4(tmp_path: Path, capsys: pytest.Captu
         (["--json", "/nonexistent.json"], "--json /nonexistent.json"),
         (["Q?", "--timeout", "soon"], "not a duration"),
         (["Q?", "--agent", "a", "--label", "novalue"], "--label 'novalue': write it as key=value"),
+        # The server's own limits, checked before sending (the server here is unreachable: exit 5 if it were asked).
+        (["Q?", "-o", "Yes", "-o", "yes"], 'questions[0].options[1].label: duplicate label "yes"'),
+        (["Deploy\x00?"], "questions[0].question: contains the control character U+0000"),
+        (["x" * 2001], "questions[0].question: is 2,001 characters long; the limit is 2,000"),
+        (["Q?", "--header", "two\nlines"], "questions[0].header: contains the control character U+000A"),
     ],
 )
 async def test_bad_input_exits_2(
@@ -99,6 +104,17 @@ async def test_bad_input_exits_2(
 ) -> None:
     assert await run_cli("ask", *argv, "--server", "http://127.0.0.1:1") == 2
     assert message in capsys.readouterr().err
+
+
+async def test_a_json_body_with_duplicate_ids_exits_2_before_sending(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "ask.json"
+    body.write_text(json.dumps({"questions": [{"id": "a", "question": "A?"}, {"id": "a", "question": "B?"}]}))
+    assert await run_cli("ask", "--json", str(body), "--server", "http://127.0.0.1:1") == 2
+    assert capsys.readouterr().err == (
+        'handraise: questions[1].id: duplicate id "a" (as questions[0].id); give each question its own id\n'
+    )
 
 
 async def test_a_request_the_seam_refuses_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
