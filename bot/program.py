@@ -15,6 +15,7 @@ from bot.api import add_api_routes, bearer_auth
 from bot.channel import Channel
 from bot.clock import Clock
 from bot.config import Config, resolve_secret
+from bot.http_guards import OwnHosts, host_guard, json_errors, same_origin_guard
 from bot.installation import Installation, install
 from bot.mcp_server.http import McpEndpoint
 from bot.mcp_server.relay import ProgramRelay
@@ -74,7 +75,9 @@ async def running(
     waits = TaskBag()
     try:
         token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
-        app = web.Application(middlewares=[bearer_auth(token)], client_max_size=2 * 1024 * 1024)
+        hosts = OwnHosts(config.server)
+        guards = [host_guard(hosts), json_errors, same_origin_guard(hosts), bearer_auth(token)]
+        app = web.Application(middlewares=guards, client_max_size=2 * 1024 * 1024)
         async with anyio.create_task_group() as tasks:
             remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
             add_api_routes(app, installation.ledger, remote)

@@ -201,6 +201,20 @@ class ServerSettings(Table):
 
     listen: Annotated[str, AfterValidator(_check_listen)] = "127.0.0.1:8765"
     api_token_env: EnvName | None = None
+    public_url: str | None = None
+    """The URL people or Slack reach this server by through a proxy or tunnel; its host is answered to (see
+    bot.http_guards), any other host name is refused."""
+    max_waiting: int = Field(default=10_000, ge=1)
+    """How many long-polls may wait at once; beyond it (or the open-files limit) agents get 503 and Retry-After."""
+
+    @field_validator("public_url")
+    @classmethod
+    def _check_public_url(cls, url: str | None) -> str | None:
+        if url is not None and not re.fullmatch(
+            r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:@\[\]]+)(:[0-9]{1,5})?(/\S*)?", url
+        ):
+            raise ValueError(f'{_q(url)} is not an http(s) URL; write e.g. "https://handraise.example.org"')
+        return url
 
     @property
     def host(self) -> str:

@@ -421,3 +421,20 @@ def test_imap_starttls_is_refused_when_the_config_is_loaded() -> None:
     with pytest.raises(ConfigError) as error:
         parse_config(text, path="config.toml", environ={"P": "x", "HANDRAISE_EMAIL_SECRET": "s" * 32})
     assert str(error.value) == ('config.toml:9: email.imap.security: "starttls" is not allowed; use "tls" or "none"')
+
+
+@pytest.mark.parametrize("url", ["https://handraise.example.org", "http://[2001:db8::1]:8080/", "https://h.example/x"])
+def test_public_url_takes_an_http_url(url: str) -> None:
+    assert parse_config(f'[server]\npublic_url = "{url}"\n', environ={}).server.public_url == url
+
+
+@pytest.mark.parametrize("url", ["handraise.example.org", "ftp://h.example", "https://", "https://user@h.example"])
+def test_public_url_that_is_not_a_url_says_how_to_write_one(url: str) -> None:
+    assert str(error_for(f'[server]\npublic_url = "{url}"\n')) == (
+        f'config.toml:2: server.public_url: "{url}" is not an http(s) URL; write e.g. "https://handraise.example.org"'
+    )
+
+
+def test_max_waiting_must_be_positive() -> None:
+    assert parse_config("", environ={}).server.max_waiting == 10_000
+    assert str(error_for("[server]\nmax_waiting = 0\n")).startswith("config.toml:2: server.max_waiting: ")
