@@ -12,6 +12,13 @@ import anyio
 from aiohttp import web
 
 from bot.api import add_api_routes, bearer_auth
+from bot.capacity import (
+    WaitingCap,
+    open_files_limit,
+    raise_open_files_limit,
+    throttle_out_of_files_logs,
+    waiting_limit,
+)
 from bot.channel import Channel
 from bot.clock import Clock
 from bot.config import Config, resolve_secret
@@ -38,6 +45,7 @@ class Running:
     installation: Installation
     remote: RemoteQuestions
     ctx: Context
+    waiting: WaitingCap
 
 
 def abandon_local_questions(installation: Installation) -> int:
@@ -76,7 +84,14 @@ async def running(
     try:
         token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
         hosts = OwnHosts(config.server)
-        guards = [host_guard(hosts), json_errors, same_origin_guard(hosts), bearer_auth(token)]
+        cap = WaitingCap(waiting_limit(config.server.max_waiting, open_files_limit()))
+        if cap.limit < config.server.max_waiting:
+            log.warning(
+                "the open-files limit allows %d waiting agents, not max_waiting = %d",
+                cap.limit,
+                config.server.max_waiting,
+            )
+        guards = [host_guard(hosts), json_errors, same_origin_guard(hosts), bearer_auth(token), cap.middleware()]
         app = web.Application(middlewares=guards, client_max_size=2 * 1024 * 1024)
         async with anyio.create_task_group() as tasks:
             remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
@@ -95,7 +110,7 @@ async def running(
             tasks.start_soon(installation.run)
             try:
                 async with mcp.running():
-                    yield Running(base_url, installation.links(base_url), resumed, installation, remote, ctx)
+                    yield Running(base_url, installation.links(base_url), resumed, installation, remote, ctx, cap)
             finally:
                 # Stopping is not the agents' cancelling: their questions stay pending for the next run.
                 installation.ledger.close()
@@ -112,6 +127,8 @@ async def running(
 
 async def serve(config: Config, *, on_ready: Callable[[Running], None] | None = None) -> None:
     """Run until SIGINT or SIGTERM."""
+    raise_open_files_limit()
+    throttle_out_of_files_logs()
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with running(config) as program:
             if on_ready is not None:

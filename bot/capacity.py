@@ -1,0 +1,147 @@
+"""Floods of waiting agents: enough file descriptors, a cap on long-polls, and a log that does not drown.
+
+Every agent long-polling `GET /v1/questions/{id}?wait=` holds a socket, so a few thousand of them once used up the
+default 1,024 open files: the inbox and `/healthz` stopped answering (nobody could answer the agents), and asyncio
+logged "Too many open files" hundreds of times a second. So `serve` raises its soft limit to the hard one, long-polls
+beyond `[server] max_waiting` (or beyond what the limit leaves for everything else) get 503 with `Retry-After`, and
+that log line is let through once every few seconds.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import sys
+import time
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from bot.api import error_response
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
+
+HEADROOM = 256
+"""Open files kept back from long-polls for the inbox, /healthz, the store, Slack and mail (half, at tiny limits)."""
+RETRY_AFTER_SECONDS = 5
+LONG_POLL_ROUTE = "/v1/questions/{id}"
+OUT_OF_FILES = frozenset({errno.EMFILE, errno.ENFILE})
+THROTTLED_LOGGERS = ("asyncio", "aiohttp.server")
+"""asyncio logs a failed accept(); aiohttp logs a request that failed for want of a file."""
+
+
+def raise_open_files_limit() -> int | None:
+    """Raise the soft RLIMIT_NOFILE to the hard limit; returns the soft limit now in force (None where unknown)."""
+    if sys.platform == "win32":
+        return None
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    # An unlimited hard limit is not a number the kernel takes for open files (macOS caps it at OPEN_MAX).
+    for wanted in [hard] if hard != resource.RLIM_INFINITY else [1 << 20, 10_240]:
+        if wanted <= soft:
+            break
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+        except (ValueError, OSError):
+            continue
+        log.info("raised the open-files limit from %d to %d", soft, wanted)
+        return wanted
+    return soft
+
+
+def open_files_limit() -> int | None:
+    """The soft RLIMIT_NOFILE in force (None where there is none to read)."""
+    if sys.platform == "win32":
+        return None
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def waiting_limit(max_waiting: int, open_files: int | None) -> int:
+    """How many long-polls may wait at once: `max_waiting`, lowered so that waiting agents leave files to spare."""
+    if open_files is None:
+        return max_waiting
+    return max(1, min(max_waiting, open_files - min(HEADROOM, open_files // 2)))
+
+
+class WaitingCap:
+    """Counts the long-polls now waiting; past `limit`, new ones are turned away with 503 and Retry-After."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.waiting = 0
+
+    def middleware(self) -> Middleware:
+        @web.middleware
+        async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+            if not _is_long_poll(request):
+                return await handler(request)
+            if self.waiting >= self.limit:
+                response = error_response(
+                    503,
+                    "TOO_MANY_WAITING",
+                    f"{self.limit:,} agents are already waiting for answers; "
+                    f"poll again after {RETRY_AFTER_SECONDS} seconds (Retry-After)",
+                )
+                response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+                response.force_close()  # an idle keep-alive socket would hold the very file we are short of
+                return response
+            self.waiting += 1
+            try:
+                return await handler(request)
+            finally:
+                self.waiting -= 1
+
+        return middleware
+
+
+def _is_long_poll(request: web.Request) -> bool:
+    resource = request.match_info.route.resource
+    if request.method != "GET" or resource is None or resource.canonical != LONG_POLL_ROUTE:
+        return False
+    try:
+        return float(request.query.get("wait", "0")) > 0
+    except ValueError:
+        return False  # the handler answers 400 BAD_WAIT
+
+
+class OutOfFilesThrottle(logging.Filter):
+    """Lets one "Too many open files" record through per `interval` seconds, noting how many it held back."""
+
+    def __init__(self, interval: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.interval = interval
+        self._clock = clock
+        self._next = float("-inf")
+        self._held = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not _out_of_files(record):
+            return True
+        now = self._clock()
+        if now < self._next:
+            self._held += 1
+            return False
+        if self._held:
+            record.msg = f"{record.msg} ({self._held} more like it not logged in the last {self.interval:g} s)"
+        self._next, self._held = now + self.interval, 0
+        return True
+
+
+def _out_of_files(record: logging.LogRecord) -> bool:
+    error = record.exc_info[1] if record.exc_info else None
+    return isinstance(error, OSError) and error.errno in OUT_OF_FILES
+
+
+def throttle_out_of_files_logs(interval: float = 5.0) -> None:
+    """Install the throttle on the loggers that report it (once per logger, however often this is called)."""
+    for name in THROTTLED_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(existing, OutOfFilesThrottle) for existing in logger.filters):
+            logger.addFilter(OutOfFilesThrottle(interval))
