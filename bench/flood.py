@@ -1,0 +1,287 @@
+"""5,000 agents long-polling one `handraise serve` at once, every one answered through the web inbox exactly once.
+
+Run: `uv run python bench/flood.py [AGENTS] [--server-files N] [--source DIR]`. Starts a real server in a subprocess
+(web inbox only, a fresh SQLite store, loopback), asks AGENTS questions over the HTTP API (one per agent), then
+opens AGENTS concurrent long-polls (`GET /v1/questions/{id}?wait=300`) and, once they all wait, answers every question
+by POSTing the inbox's answer form. Throughout, a separate client loads the inbox page (a new connection each time) every 100 ms and records how
+long it takes. Prints the figures for bench/RESULTS.md; exits non-zero if an answer went missing or came twice.
+`--server-files 1024` gives the server a common default open-files limit; `--source DIR` runs the server from another
+checkout (e.g. `git archive main | tar -x -C DIR`), for a before/after comparison in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import aiohttp
+
+from bot.store import Store
+
+ASK_CONCURRENCY = 32
+ANSWER_CONCURRENCY = 32
+SAMPLE_EVERY = 0.1
+INBOX_TARGET = 1.0
+TIME_LIMIT = 600
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def open_files(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def rss_mib(pid: int) -> float:
+    match = re.search(r"^VmRSS:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text(), re.MULTILINE)
+    assert match is not None
+    return int(match[1]) / 1024
+
+
+def raise_own_open_files_limit(needed: int) -> int:
+    """The client holds one socket per agent too."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < needed <= hard or soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft < needed:
+        sys.exit(f"the client needs {needed} open files and may have {soft}; raise `ulimit -Hn`")
+    return soft
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+class Flood:
+    def __init__(self, agents: int, base: str, token: str, server: subprocess.Popen[str]) -> None:
+        self.agents = agents
+        self.base = base
+        self.server = server
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.ids: list[str] = []
+        self.results: Counter[str] = Counter()  # question id → answered results its agent received
+        self.turned_away = 0
+        self.failures: list[str] = []
+        self.samples: list[tuple[str, float, float]] = []  # (phase, at, seconds)
+        self.phase = "idle"
+
+    async def ask_all(self, http: aiohttp.ClientSession) -> float:
+        self.ids = [""] * self.agents
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        for index in range(self.agents):
+            queue.put_nowait(index)
+
+        async def worker() -> None:
+            while not queue.empty():
+                index = queue.get_nowait()
+                body = {
+                    "questions": [{"id": "go", "question": f"Deploy build {index}?", "options": [{"label": "Yes"}]}],
+                    "agent": {"id": f"agent-{index}"},
+                }
+                async with http.post(f"{self.base}/v1/questions", json=body) as reply:
+                    assert reply.status == 202, await reply.text()
+                    self.ids[index] = (await reply.json())["id"]
+
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(ASK_CONCURRENCY)))
+        return time.perf_counter() - start
+
+    async def agent(self, http: aiohttp.ClientSession, question_id: str) -> None:
+        """One agent: long-poll until its question resolves, as `handraise ask` does (honouring Retry-After)."""
+        while True:
+            try:
+                async with http.get(f"{self.base}/v1/questions/{question_id}?wait=300") as reply:
+                    body = await reply.json()
+                    if reply.status == 503:
+                        self.turned_away += 1
+                        await asyncio.sleep(float(reply.headers.get("Retry-After", "5")))
+                        continue
+            except aiohttp.ClientError as error:
+                self.failures.append(f"{question_id}: {error!r}")
+                return
+            if reply.status != 200:
+                self.failures.append(f"{question_id}: HTTP {reply.status} {body}")
+                return
+            if body["status"] == "pending":
+                continue
+            if body["status"] == "answered" and body["answer"]["answers"][0]["selected"] == ["Yes"]:
+                self.results[question_id] += 1
+            else:
+                self.failures.append(f"{question_id}: {body['status']}")
+            return
+
+    async def sample_inbox(self, stop: asyncio.Event) -> None:
+        """Load the inbox page on a fresh connection every SAMPLE_EVERY seconds, recording how long it takes."""
+        async with aiohttp.ClientSession(
+            headers=self.headers, connector=aiohttp.TCPConnector(force_close=True)
+        ) as http:
+            while not stop.is_set():
+                start = time.perf_counter()
+                try:
+                    async with http.get(f"{self.base}/", timeout=aiohttp.ClientTimeout(total=30)) as page:
+                        await page.read()
+                        ok = page.status == 200
+                except (aiohttp.ClientError, TimeoutError):
+                    ok = False
+                took = time.perf_counter() - start
+                self.samples.append((self.phase if ok else f"{self.phase} FAILED", start, took))
+                await asyncio.sleep(SAMPLE_EVERY)
+
+    async def answer_all(self, http: aiohttp.ClientSession, csrf: str) -> tuple[float, Counter[int]]:
+        statuses: Counter[int] = Counter()
+        queue: asyncio.Queue[str] = asyncio.Queue()
+        for question_id in self.ids:
+            queue.put_nowait(question_id)
+
+        async def worker() -> None:
+            while not queue.empty():
+                question_id = queue.get_nowait()
+                form = {"csrf": csrf, "q0": "0", "action": "send"}
+                url = f"{self.base}/questions/{question_id}/answer"
+                async with http.post(url, data=form, allow_redirects=False) as reply:
+                    statuses[reply.status] += 1
+
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(ANSWER_CONCURRENCY)))
+        return time.perf_counter() - start, statuses
+
+    async def run(self) -> None:
+        pid = self.server.pid
+        async with aiohttp.ClientSession(headers=self.headers) as http:
+            asked = await self.ask_all(http)
+            async with http.get(f"{self.base}/") as page:
+                found = re.search(r'name="csrf" value="([^"]+)"', await page.text())
+            assert found is not None, "could not read the inbox's CSRF token"
+        await asyncio.sleep(1.0)  # the server closes the asking connections
+        idle_files = open_files(pid)
+        stop = asyncio.Event()
+        sampler = asyncio.create_task(self.sample_inbox(stop))
+        polls = aiohttp.TCPConnector(limit=0)
+        async with aiohttp.ClientSession(connector=polls, timeout=aiohttp.ClientTimeout(total=None)) as flood:
+            self.phase = "connecting"
+            start = time.perf_counter()
+            agents = [asyncio.create_task(self.agent(flood, question_id)) for question_id in self.ids]
+            # Another process's sockets: there is no event to await, so watch its descriptor table fill up.
+            while open_files(pid) < idle_files + self.agents and time.perf_counter() - start < TIME_LIMIT:  # noqa: ASYNC110
+                await asyncio.sleep(0.1)
+            all_waiting = time.perf_counter() - start
+            peak_files = open_files(pid)
+            self.phase = "waiting"
+            await asyncio.sleep(3.0)  # the inbox, sampled with every agent waiting
+            rss = rss_mib(pid)
+            self.phase = "answering"
+            async with aiohttp.ClientSession(headers=self.headers) as http:
+                answering, statuses = await self.answer_all(http, found[1])
+            await asyncio.wait_for(asyncio.gather(*agents), TIME_LIMIT)
+            self.phase = "done"
+        stop.set()
+        await sampler
+        self.report(asked, all_waiting, peak_files, idle_files, rss, answering, statuses)
+
+    def report(
+        self,
+        asked: float,
+        all_waiting: float,
+        peak_files: int,
+        idle_files: int,
+        rss: float,
+        answering: float,
+        statuses: Counter[int],
+    ) -> None:
+        count = self.agents
+        exactly_once = sum(1 for question_id in self.ids if self.results[question_id] == 1)
+        print(f"agents                          {count:>10,}")
+        print(f"asked over the API              {count / asked:>10,.0f} asks/s")
+        print(f"all long-polls waiting after    {all_waiting:>10.2f} s   (server files {idle_files} → {peak_files})")
+        print(f"server RSS with all waiting     {rss:>10.1f} MiB")
+        print(
+            f"answered in the web inbox       {count / answering:>10,.0f} answers/s   (form replies {dict(statuses)})"
+        )
+        print(f"agents answered exactly once    {exactly_once:>10,}   (turned away with 503: {self.turned_away})")
+        for phase in ("connecting", "waiting", "answering"):
+            took = [seconds for name, _, seconds in self.samples if name == phase]
+            failed = sum(1 for name, _, _ in self.samples if name == f"{phase} FAILED")
+            if took:
+                print(
+                    f"inbox page while {phase:<11}   p50 {percentile(took, 0.5) * 1000:6.1f} ms   "
+                    f"p99 {percentile(took, 0.99) * 1000:6.1f} ms   max {max(took) * 1000:6.1f} ms   "
+                    f"({len(took)} loads, {failed} failed)"
+                )
+        worst = max((seconds for _, _, seconds in self.samples), default=0.0)
+        failed = sum(1 for name, _, _ in self.samples if name.endswith("FAILED"))
+        within = "yes" if worst <= INBOX_TARGET and not failed else "NO"
+        print(f"inbox within {INBOX_TARGET:.0f} s throughout       {within}")
+        if self.failures or exactly_once != count:
+            print(f"FAILED: {len(self.failures)} agents failed, e.g. {self.failures[:3]}")
+            sys.exit(1)
+
+
+def limit_server_files(count: int | None) -> Callable[[], None] | None:
+    if count is None:
+        return None
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="5,000 agents long-polling one handraise serve")
+    parser.add_argument("agents", type=int, nargs="?", default=5_000)
+    parser.add_argument("--server-files", type=int, help="the server's open-files limit (soft and hard), e.g. 1024")
+    parser.add_argument("--source", type=Path, help="run the server from this checkout (e.g. an older commit)")
+    args = parser.parse_args()
+    agents = args.agents
+    raise_own_open_files_limit(agents + 512)
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        config = Path(tmp) / "config.toml"
+        config.write_text(f'[server]\nlisten = "127.0.0.1:{port}"\n[store]\npath = "{tmp}/flood.db"\n')
+        server = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "serve", "--config", str(config)],
+            stdout=subprocess.PIPE,
+            stderr=(Path(tmp) / "serve.log").open("w"),
+            text=True,
+            env=os.environ | {"PYTHONUNBUFFERED": "1"} | ({"PYTHONPATH": str(args.source)} if args.source else {}),
+            cwd=args.source,
+            preexec_fn=limit_server_files(args.server_files),
+        )
+        try:
+            assert server.stdout is not None
+            token = None
+            for line in server.stdout:
+                if found := re.search(r"\?token=(\S+)", line):
+                    token = found[1]
+                    break
+            assert token is not None, "the server did not print its inbox URL"
+            asyncio.run(Flood(agents, f"http://127.0.0.1:{port}", token, server).run())
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+        with Store.open(f"{tmp}/flood.db") as store:
+            answered = Counter(
+                event.question_id for event in store.history(limit=10 * agents) if event.kind == "answered"
+            )
+        logged = (Path(tmp) / "serve.log").read_text()
+        print(f"server log: 'Too many open files' {logged.count('Too many open files'):>6}   ({len(logged):,} bytes)")
+        print(
+            f"audit: questions answered once  {sum(1 for n in answered.values() if n == 1):>10,}   (twice or more: "
+            f"{sum(1 for n in answered.values() if n > 1)})"
+        )
+
+
+if __name__ == "__main__":
+    main()
