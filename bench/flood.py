@@ -3,16 +3,17 @@
 Run: `uv run python bench/flood.py [AGENTS] [--server-files N] [--source DIR]`. Starts a real server in a subprocess
 (web inbox only, a fresh SQLite store, loopback), asks AGENTS questions over the HTTP API (one per agent), then
 opens AGENTS concurrent long-polls (`GET /v1/questions/{id}?wait=300`) and, once they all wait, answers every question
-by POSTing the inbox's answer form. Throughout, a separate client loads the inbox page (a new connection each time) every 100 ms and records how
-long it takes. Prints the figures for bench/RESULTS.md; exits non-zero if an answer went missing or came twice.
-`--server-files 1024` gives the server a common default open-files limit; `--source DIR` runs the server from another
-checkout (e.g. `git archive main | tar -x -C DIR`), for a before/after comparison in the same run.
+by POSTing the inbox's answer form. Throughout, a separate process loads the inbox page (a new connection each time)
+every 100 ms and records how long it takes. Prints the figures for bench/RESULTS.md; exits non-zero if an answer
+went missing or came twice. `--server-files 1024` gives the server a common default open-files limit; `--source DIR`
+runs the server from another checkout (e.g. `git archive main | tar -x -C DIR`), for a before/after comparison.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
 import re
 import resource
@@ -21,8 +22,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable
+from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
 import aiohttp
@@ -33,7 +36,13 @@ ASK_CONCURRENCY = 32
 ANSWER_CONCURRENCY = 32
 SAMPLE_EVERY = 0.1
 INBOX_TARGET = 1.0
-TIME_LIMIT = 600
+TIME_LIMIT = 120
+"""How long agents may still wait once every question was answered (a server that lost them never answers)."""
+GIVE_UP_AFTER = 50
+"""Failed answer POSTs (refused, timed out) after which answering stops: the inbox is unreachable."""
+SAMPLE_TIMEOUT = 5.0
+CONNECT_TIMEOUT = 30.0
+"""An agent that cannot connect for this long counts as failed (a server out of open files stops accepting)."""
 
 
 def free_port() -> int:
@@ -44,6 +53,11 @@ def free_port() -> int:
 
 def open_files(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mib(pid: int) -> float:
@@ -63,6 +77,26 @@ def raise_own_open_files_limit(needed: int) -> int:
     return soft
 
 
+def sample_inbox(
+    base: str, headers: dict[str, str], stop: EventType, samples: multiprocessing.Queue[list[tuple[float, float, bool]]]
+) -> None:
+    """Load the inbox page on a fresh connection every SAMPLE_EVERY seconds: (started at, seconds taken, ok)."""
+    taken: list[tuple[float, float, bool]] = []
+    while not stop.is_set():
+        at, start = time.time(), time.perf_counter()
+        try:
+            with urllib.request.urlopen(
+                urllib.request.Request(f"{base}/", headers=headers), timeout=SAMPLE_TIMEOUT
+            ) as page:
+                page.read()
+                ok = page.status == 200
+        except OSError:
+            ok = False
+        taken.append((at, time.perf_counter() - start, ok))
+        stop.wait(SAMPLE_EVERY)
+    samples.put(taken)
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -79,7 +113,15 @@ class Flood:
         self.turned_away = 0
         self.failures: list[str] = []
         self.samples: list[tuple[str, float, float]] = []  # (phase, at, seconds)
-        self.phase = "idle"
+        self.phases: list[tuple[float, str]] = [(0.0, "idle")]
+        self.cpu: list[tuple[str, float]] = []  # (phase entered, server CPU seconds used so far)
+
+    def enter(self, phase: str) -> None:
+        self.phases.append((time.time(), phase))
+        self.cpu.append((phase, cpu_seconds(self.server.pid)))
+
+    def phase_at(self, at: float) -> str:
+        return next(name for start, name in reversed(self.phases) if start <= at)
 
     async def ask_all(self, http: aiohttp.ClientSession) -> float:
         self.ids = [""] * self.agents
@@ -112,7 +154,7 @@ class Flood:
                         self.turned_away += 1
                         await asyncio.sleep(float(reply.headers.get("Retry-After", "5")))
                         continue
-            except aiohttp.ClientError as error:
+            except (aiohttp.ClientError, TimeoutError) as error:
                 self.failures.append(f"{question_id}: {error!r}")
                 return
             if reply.status != 200:
@@ -126,22 +168,15 @@ class Flood:
                 self.failures.append(f"{question_id}: {body['status']}")
             return
 
-    async def sample_inbox(self, stop: asyncio.Event) -> None:
-        """Load the inbox page on a fresh connection every SAMPLE_EVERY seconds, recording how long it takes."""
-        async with aiohttp.ClientSession(
-            headers=self.headers, connector=aiohttp.TCPConnector(force_close=True)
-        ) as http:
-            while not stop.is_set():
-                start = time.perf_counter()
-                try:
-                    async with http.get(f"{self.base}/", timeout=aiohttp.ClientTimeout(total=30)) as page:
-                        await page.read()
-                        ok = page.status == 200
-                except (aiohttp.ClientError, TimeoutError):
-                    ok = False
-                took = time.perf_counter() - start
-                self.samples.append((self.phase if ok else f"{self.phase} FAILED", start, took))
-                await asyncio.sleep(SAMPLE_EVERY)
+    async def until_connected(self, files: int) -> int:
+        """Until the server holds `files` open files, or their count stopped growing for 10 s; returns the count."""
+        peak, grew = 0, time.perf_counter()
+        # Another process's sockets: there is no event to await, so watch its descriptor table fill up.
+        while (now := open_files(self.server.pid)) < files and time.perf_counter() - grew < 10:
+            if now > peak:
+                peak, grew = now, time.perf_counter()
+            await asyncio.sleep(0.1)
+        return max(peak, now)
 
     async def answer_all(self, http: aiohttp.ClientSession, csrf: str) -> tuple[float, Counter[int]]:
         statuses: Counter[int] = Counter()
@@ -150,18 +185,21 @@ class Flood:
             queue.put_nowait(question_id)
 
         async def worker() -> None:
-            while not queue.empty():
+            while not queue.empty() and statuses[0] < GIVE_UP_AFTER:
                 question_id = queue.get_nowait()
                 form = {"csrf": csrf, "q0": "0", "action": "send"}
                 url = f"{self.base}/questions/{question_id}/answer"
-                async with http.post(url, data=form, allow_redirects=False) as reply:
-                    statuses[reply.status] += 1
+                try:
+                    async with http.post(url, data=form, allow_redirects=False) as reply:
+                        statuses[reply.status] += 1
+                except (aiohttp.ClientError, TimeoutError):
+                    statuses[0] += 1
 
         start = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(ANSWER_CONCURRENCY)))
         return time.perf_counter() - start, statuses
 
-    async def run(self) -> None:
+    async def run(self) -> bool:
         pid = self.server.pid
         async with aiohttp.ClientSession(headers=self.headers) as http:
             asked = await self.ask_all(http)
@@ -170,29 +208,36 @@ class Flood:
             assert found is not None, "could not read the inbox's CSRF token"
         await asyncio.sleep(1.0)  # the server closes the asking connections
         idle_files = open_files(pid)
-        stop = asyncio.Event()
-        sampler = asyncio.create_task(self.sample_inbox(stop))
+        # In a process of its own, so that the 5,000 agents' client work here does not delay the samples.
+        stop, samples = multiprocessing.Event(), multiprocessing.Queue()
+        sampler = multiprocessing.Process(target=sample_inbox, args=(self.base, self.headers, stop, samples))
+        sampler.start()
         polls = aiohttp.TCPConnector(limit=0)
-        async with aiohttp.ClientSession(connector=polls, timeout=aiohttp.ClientTimeout(total=None)) as flood:
-            self.phase = "connecting"
+        async with aiohttp.ClientSession(
+            connector=polls, timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT)
+        ) as flood:
+            self.enter("connecting")
             start = time.perf_counter()
             agents = [asyncio.create_task(self.agent(flood, question_id)) for question_id in self.ids]
-            # Another process's sockets: there is no event to await, so watch its descriptor table fill up.
-            while open_files(pid) < idle_files + self.agents and time.perf_counter() - start < TIME_LIMIT:  # noqa: ASYNC110
-                await asyncio.sleep(0.1)
+            peak_files = await self.until_connected(idle_files + self.agents)
             all_waiting = time.perf_counter() - start
-            peak_files = open_files(pid)
-            self.phase = "waiting"
+            self.enter("waiting")
             await asyncio.sleep(3.0)  # the inbox, sampled with every agent waiting
             rss = rss_mib(pid)
-            self.phase = "answering"
-            async with aiohttp.ClientSession(headers=self.headers) as http:
+            self.enter("answering")
+            async with aiohttp.ClientSession(headers=self.headers, timeout=aiohttp.ClientTimeout(total=10)) as http:
                 answering, statuses = await self.answer_all(http, found[1])
-            await asyncio.wait_for(asyncio.gather(*agents), TIME_LIMIT)
-            self.phase = "done"
+            _, stuck = await asyncio.wait(agents, timeout=TIME_LIMIT)
+            for agent in stuck:
+                agent.cancel()
+            self.failures += ["an agent still waiting after the time limit"] * len(stuck)
+            self.enter("done")
         stop.set()
-        await sampler
-        self.report(asked, all_waiting, peak_files, idle_files, rss, answering, statuses)
+        for at, took, ok in samples.get(timeout=60):
+            phase = self.phase_at(at)
+            self.samples.append((phase if ok else f"{phase} FAILED", at, took))
+        sampler.join()
+        return self.report(asked, all_waiting, peak_files, idle_files, rss, answering, statuses)
 
     def report(
         self,
@@ -203,7 +248,7 @@ class Flood:
         rss: float,
         answering: float,
         statuses: Counter[int],
-    ) -> None:
+    ) -> bool:
         count = self.agents
         exactly_once = sum(1 for question_id in self.ids if self.results[question_id] == 1)
         print(f"agents                          {count:>10,}")
@@ -223,13 +268,18 @@ class Flood:
                     f"p99 {percentile(took, 0.99) * 1000:6.1f} ms   max {max(took) * 1000:6.1f} ms   "
                     f"({len(took)} loads, {failed} failed)"
                 )
+        used = ", ".join(
+            f"{phase} {after - before:.1f} s"
+            for (phase, before), (_, after) in zip(self.cpu, self.cpu[1:], strict=False)
+        )
+        print(f"server CPU per phase            {used}")
         worst = max((seconds for _, _, seconds in self.samples), default=0.0)
         failed = sum(1 for name, _, _ in self.samples if name.endswith("FAILED"))
         within = "yes" if worst <= INBOX_TARGET and not failed else "NO"
         print(f"inbox within {INBOX_TARGET:.0f} s throughout       {within}")
         if self.failures or exactly_once != count:
             print(f"FAILED: {len(self.failures)} agents failed, e.g. {self.failures[:3]}")
-            sys.exit(1)
+        return not self.failures and exactly_once == count
 
 
 def limit_server_files(count: int | None) -> Callable[[], None] | None:
@@ -259,6 +309,7 @@ def main() -> None:
             cwd=args.source,
             preexec_fn=limit_server_files(args.server_files),
         )
+        ok = False
         try:
             assert server.stdout is not None
             token = None
@@ -267,7 +318,7 @@ def main() -> None:
                     token = found[1]
                     break
             assert token is not None, "the server did not print its inbox URL"
-            asyncio.run(Flood(agents, f"http://127.0.0.1:{port}", token, server).run())
+            ok = asyncio.run(Flood(agents, f"http://127.0.0.1:{port}", token, server).run())
         finally:
             server.terminate()
             server.wait(timeout=60)
@@ -281,6 +332,8 @@ def main() -> None:
             f"audit: questions answered once  {sum(1 for n in answered.values() if n == 1):>10,}   (twice or more: "
             f"{sum(1 for n in answered.values() if n > 1)})"
         )
+    if not ok:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

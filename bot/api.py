@@ -201,9 +201,14 @@ def openapi_document() -> dict[str, Any]:
                     },
                     "responses": {
                         "202": reply("Asked", {"type": "object", "properties": {"id": {}, "status": {}}}),
-                        "400": reply("Not JSON", error),
+                        "400": reply("Not JSON, or nested too deeply (BAD_JSON)", error),
                         "401": reply("Missing or wrong token", error),
-                        "422": reply("EMPTY_QUESTIONS, BAD_INTENT, NO_PROVIDER or BAD_REQUEST", error),
+                        "403": reply("Sent by another web site (CROSS_SITE)", error),
+                        "413": reply("Body over 1 MiB (TOO_LARGE)", error),
+                        "415": reply("Content-Type is not application/json", error),
+                        "422": reply(
+                            "EMPTY_QUESTIONS, BAD_INTENT, NO_PROVIDER or BAD_REQUEST (names the field)", error
+                        ),
                     },
                 },
                 "get": {"summary": "Recent questions", "responses": {"200": reply("Questions", {"type": "object"})}},
@@ -213,7 +218,11 @@ def openapi_document() -> dict[str, Any]:
                 "get": {
                     "summary": "The question's status; with ?wait=SECONDS, waits until it resolves",
                     "parameters": [{"name": "wait", "in": "query", "schema": {"type": "number", "maximum": 300}}],
-                    "responses": {"200": reply("Status", question), "404": reply("Unknown id", error)},
+                    "responses": {
+                        "200": reply("Status", question),
+                        "404": reply("Unknown id", error),
+                        "503": reply("Too many agents waiting (TOO_MANY_WAITING); poll again after Retry-After", error),
+                    },
                 },
                 "delete": {
                     "summary": "Cancel; the channels retract the question",

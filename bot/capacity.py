@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
+import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -27,6 +29,10 @@ Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 HEADROOM = 256
 """Open files kept back from long-polls for the inbox, /healthz, the store, Slack and mail (half, at tiny limits)."""
 RETRY_AFTER_SECONDS = 5
+LISTEN_BACKLOG = 4096
+"""Connections the kernel queues before accept() (Linux caps it at net.core.somaxconn). aiohttp's 128 overflowed when
+thousands of agents connected at once, and a dropped SYN is retried only after a second or more: the inbox, connecting
+in the same burst, waited seconds."""
 LONG_POLL_ROUTE = "/v1/questions/{id}"
 OUT_OF_FILES = frozenset({errno.EMFILE, errno.ENFILE})
 THROTTLED_LOGGERS = ("asyncio", "aiohttp.server")
@@ -51,6 +57,19 @@ def raise_open_files_limit() -> int | None:
         log.info("raised the open-files limit from %d to %d", soft, wanted)
         return wanted
     return soft
+
+
+def deepen_listen_queue(site: web.TCPSite, backlog: int = LISTEN_BACKLOG) -> None:
+    """Let the kernel queue `backlog` connections on the site's sockets, after asyncio set them up with 128.
+
+    Not through TCPSite(backlog=…): asyncio also accepts that many connections in one go, and thousands of new
+    connections set up in one loop iteration stalled every request behind them (the inbox for seconds, in
+    bench/flood.py). `listen()` again on the bound socket changes only the kernel's queue.
+    """
+    server = site._server  # pyright: ignore[reportPrivateUsage]  # aiohttp's asyncio.Server, once started
+    for transport_socket in server.sockets if server is not None else ():
+        with socket.socket(fileno=os.dup(transport_socket.fileno())) as listening:
+            listening.listen(backlog)
 
 
 def open_files_limit() -> int | None:

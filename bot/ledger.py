@@ -90,7 +90,7 @@ class Ledger:
         self._listeners: list[ChangeListener] = []
         self.closing = False
         """Set while the program shuts down: waiting answerers are cancelled, but their questions stay pending."""
-        self._closed: anyio.Event | None = None
+        self._waiters: set[anyio.CancelScope] = set()
 
     # --- holding questions ---------------------------------------------------------------------------------
 
@@ -233,20 +233,21 @@ class Ledger:
         record = self._record(question_id)
         pending = self._by_id.get(question_id)
         if record.status == "pending" and pending is not None and seconds > 0 and not self.closing:
-            if self._closed is None:
-                self._closed = anyio.Event()
-            with anyio.move_on_after(seconds):
-                async with anyio.create_task_group() as group:
-                    for event in (pending.resolved, self._closed):
-                        group.start_soon(_cancel_when_set, event, group.cancel_scope)
+            # One cancel scope and no tasks per waiter: thousands of agents long-poll at once (bench/flood.py).
+            with anyio.move_on_after(seconds) as waiting:
+                self._waiters.add(waiting)
+                try:
+                    await pending.resolved.wait()
+                finally:
+                    self._waiters.discard(waiting)
             record = self._record(question_id)
         return record
 
     def close(self) -> None:
         """The program is stopping: long polls return at once, and waiting answerers leave questions pending."""
         self.closing = True
-        if self._closed is not None:
-            self._closed.set()
+        for waiting in list(self._waiters):
+            waiting.cancel()
 
     def watch(self, listener: ChangeListener) -> Callable[[], None]:
         """Call `listener(kind, record)` on every new, partially answered or resolved question; returns a disposer."""
@@ -268,8 +269,3 @@ class Ledger:
                 listener(kind, record)
             except Exception:
                 log.exception("a question watcher failed")
-
-
-async def _cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
-    await event.wait()
-    scope.cancel()

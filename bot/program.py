@@ -14,6 +14,7 @@ from aiohttp import web
 from bot.api import add_api_routes, bearer_auth
 from bot.capacity import (
     WaitingCap,
+    deepen_listen_queue,
     open_files_limit,
     raise_open_files_limit,
     throttle_out_of_files_logs,
@@ -103,7 +104,9 @@ async def running(
                 channel.add_routes(app)
             runner = web.AppRunner(app, handle_signals=False, access_log=None)
             await runner.setup()
-            await web.TCPSite(runner, config.server.host, config.server.port).start()
+            site = web.TCPSite(runner, config.server.host, config.server.port)
+            await site.start()
+            deepen_listen_queue(site)
             base_url = _base_url(runner, config)
             abandon_local_questions(installation)
             resumed = remote.resume_pending()
