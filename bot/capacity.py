@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import random
 import socket
 import sys
 import time
@@ -102,13 +103,15 @@ class WaitingCap:
             if not _is_long_poll(request):
                 return await handler(request)
             if self.waiting >= self.limit:
+                # Spread over a second interval, so that agents turned away together do not all come back together.
+                retry_after = RETRY_AFTER_SECONDS + random.randint(0, RETRY_AFTER_SECONDS)
                 response = error_response(
                     503,
                     "TOO_MANY_WAITING",
                     f"{self.limit:,} agents are already waiting for answers; "
-                    f"poll again after {RETRY_AFTER_SECONDS} seconds (Retry-After)",
+                    f"poll again after {retry_after} seconds (Retry-After)",
                 )
-                response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+                response.headers["Retry-After"] = str(retry_after)
                 response.force_close()  # an idle keep-alive socket would hold the very file we are short of
                 return response
             self.waiting += 1
