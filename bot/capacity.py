@@ -68,7 +68,7 @@ def deepen_listen_queue(site: web.TCPSite, backlog: int = LISTEN_BACKLOG) -> Non
     bench/flood.py). `listen()` again on the bound socket changes only the kernel's queue.
     """
     server = site._server  # pyright: ignore[reportPrivateUsage]  # aiohttp's asyncio.Server, once started
-    for transport_socket in server.sockets if server is not None else ():
+    for transport_socket in getattr(server, "sockets", None) or ():
         with socket.socket(fileno=os.dup(transport_socket.fileno())) as listening:
             listening.listen(backlog)
 
@@ -96,6 +96,16 @@ class WaitingCap:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.waiting = 0
+
+    @classmethod
+    def within_open_files(cls, max_waiting: int) -> WaitingCap:
+        """`[server] max_waiting`, lowered (with a warning) to what the open-files limit in force leaves room for."""
+        cap = cls(waiting_limit(max_waiting, open_files_limit()))
+        if cap.limit < max_waiting:
+            log.warning(
+                "the open-files limit leaves room for %d waiting agents, not max_waiting = %d", cap.limit, max_waiting
+            )
+        return cap
 
     def middleware(self) -> Middleware:
         @web.middleware

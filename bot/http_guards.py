@@ -85,6 +85,11 @@ def host_name(host_header: str) -> str:
     return host.rstrip(".")
 
 
+def origin_guards(hosts: OwnHosts) -> list[Middleware]:
+    """The middlewares, outermost first: Host on every route, JSON 404/405 and the same-origin rules on /v1."""
+    return [host_guard(hosts), json_errors, same_origin_guard(hosts)]
+
+
 def host_guard(hosts: OwnHosts) -> Middleware:
     """Refuse, with 421 HOST_NOT_ALLOWED, a request whose `Host` is not one of ours (see the module docstring)."""
 

@@ -12,18 +12,11 @@ import anyio
 from aiohttp import web
 
 from bot.api import add_api_routes, bearer_auth
-from bot.capacity import (
-    WaitingCap,
-    deepen_listen_queue,
-    open_files_limit,
-    raise_open_files_limit,
-    throttle_out_of_files_logs,
-    waiting_limit,
-)
+from bot.capacity import WaitingCap, deepen_listen_queue, raise_open_files_limit, throttle_out_of_files_logs
 from bot.channel import Channel
 from bot.clock import Clock
 from bot.config import Config, resolve_secret
-from bot.http_guards import OwnHosts, host_guard, json_errors, same_origin_guard
+from bot.http_guards import OwnHosts, origin_guards
 from bot.installation import Installation, install
 from bot.mcp_server.http import McpEndpoint
 from bot.mcp_server.relay import ProgramRelay
@@ -84,15 +77,8 @@ async def running(
     waits = TaskBag()
     try:
         token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
-        hosts = OwnHosts(config.server)
-        cap = WaitingCap(waiting_limit(config.server.max_waiting, open_files_limit()))
-        if cap.limit < config.server.max_waiting:
-            log.warning(
-                "the open-files limit allows %d waiting agents, not max_waiting = %d",
-                cap.limit,
-                config.server.max_waiting,
-            )
-        guards = [host_guard(hosts), json_errors, same_origin_guard(hosts), bearer_auth(token), cap.middleware()]
+        cap = WaitingCap.within_open_files(config.server.max_waiting)
+        guards = [*origin_guards(OwnHosts(config.server)), bearer_auth(token), cap.middleware()]
         app = web.Application(middlewares=guards, client_max_size=2 * 1024 * 1024)
         async with anyio.create_task_group() as tasks:
             remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)

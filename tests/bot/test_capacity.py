@@ -8,6 +8,7 @@ import errno
 import logging
 import re
 import resource
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,8 +20,15 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from bot import capacity
-from bot.capacity import OutOfFilesThrottle, raise_open_files_limit, throttle_out_of_files_logs, waiting_limit
+from bot.capacity import (
+    LISTEN_BACKLOG,
+    OutOfFilesThrottle,
+    raise_open_files_limit,
+    throttle_out_of_files_logs,
+    waiting_limit,
+)
 from core import AskUserQuestionAnswerItem
+from tests.system_packages import require_debian_package
 
 from .program_rig import config_for, free_port, program
 
@@ -234,3 +242,17 @@ async def flood(base: str, *, agents: int) -> list[int]:
                 async with session.delete(f"{base}/v1/questions/{question_id}") as cancelled:
                     assert cancelled.status == 200  # which ends the 128 long-polls
     return statuses
+
+
+def listen_queue_length(port: int) -> int:
+    """The kernel's accept-queue limit of the socket listening on `port`: the Send-Q that `ss -ltn` shows."""
+    require_debian_package("iproute2", Path("/usr/bin/ss"), why="ss shows a listening socket's queue limit")
+    listing = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True, check=True).stdout
+    return int(listing.split()[2])
+
+
+async def test_the_kernel_queues_thousands_of_connections_for_a_burst_of_agents(tmp_path: Path) -> None:
+    somaxconn = int(await anyio.Path("/proc/sys/net/core/somaxconn").read_text())
+    async with program(config_for(tmp_path)) as (running, _):
+        queued = listen_queue_length(int(running.base_url.rsplit(":", 1)[1]))
+    assert queued == min(LISTEN_BACKLOG, somaxconn) > 128
