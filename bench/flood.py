@@ -330,6 +330,9 @@ def main() -> None:
             )
         logged = (Path(tmp) / "serve.log").read_text()
         print(f"server log: 'Too many open files' {logged.count('Too many open files'):>6}   ({len(logged):,} bytes)")
+        records = Counter(re.sub(r"^\S+ \S+ ", "", line)[:100] for line in logged.splitlines() if line[:2] == "20")
+        for line, times in records.most_common(4):
+            print(f"  {times:>6} times: {line}")
         print(
             f"audit: questions answered once  {sum(1 for n in answered.values() if n == 1):>10,}   (twice or more: "
             f"{sum(1 for n in answered.values() if n > 1)})"
