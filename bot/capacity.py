@@ -144,31 +144,40 @@ def _is_long_poll(request: web.Request) -> bool:
 
 
 class OutOfFilesThrottle(logging.Filter):
-    """Lets one "Too many open files" record through per `interval` seconds, noting how many it held back."""
+    """Lets one "Too many open files" record through per `interval` seconds, noting how many it held back.
+
+    Also its aftermath: asyncio schedules a retry of accept() for every failure, and those that fire after the server
+    closed (at shutdown, thousands after a flood) each log an "Invalid file descriptor" traceback.
+    """
 
     def __init__(self, interval: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self.interval = interval
         self._clock = clock
-        self._next = float("-inf")
-        self._held = 0
+        self._next: dict[str, float] = {}
+        self._held: dict[str, int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not _out_of_files(record):
+        kind = _out_of_files_kind(record)
+        if kind is None:
             return True
         now = self._clock()
-        if now < self._next:
-            self._held += 1
+        if now < self._next.get(kind, float("-inf")):
+            self._held[kind] = self._held.get(kind, 0) + 1
             return False
-        if self._held:
-            record.msg = f"{record.msg} ({self._held} more like it not logged in the last {self.interval:g} s)"
-        self._next, self._held = now + self.interval, 0
+        if held := self._held.pop(kind, 0):
+            record.msg = f"{record.msg} ({held} more like it not logged in the last {self.interval:g} s)"
+        self._next[kind] = now + self.interval
         return True
 
 
-def _out_of_files(record: logging.LogRecord) -> bool:
+def _out_of_files_kind(record: logging.LogRecord) -> str | None:
     error = record.exc_info[1] if record.exc_info else None
-    return isinstance(error, OSError) and error.errno in OUT_OF_FILES
+    if isinstance(error, OSError) and error.errno in OUT_OF_FILES:
+        return "out of files"
+    if isinstance(error, ValueError) and "_start_serving" in str(record.msg):
+        return "stale accept retry"
+    return None
 
 
 def throttle_out_of_files_logs(interval: float = 5.0) -> None:

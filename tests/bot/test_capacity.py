@@ -256,3 +256,19 @@ async def test_the_kernel_queues_thousands_of_connections_for_a_burst_of_agents(
     async with program(config_for(tmp_path)) as (running, _):
         queued = listen_queue_length(int(running.base_url.rsplit(":", 1)[1]))
     assert queued == min(LISTEN_BACKLOG, somaxconn) > 128
+
+
+def test_accept_retries_firing_after_the_server_closed_are_throttled_too(caplog: pytest.LogCaptureFixture) -> None:
+    throttle = OutOfFilesThrottle(5.0, clock=lambda: 0.0)
+    logger = logging.getLogger("asyncio")
+    logger.addFilter(throttle)
+    message = "Exception in callback BaseSelectorEventLoop._start_serving(...)"
+    try:
+        with caplog.at_level(logging.ERROR, logger="asyncio"):
+            for _ in range(100):
+                error = ValueError("Invalid file descriptor: -1")
+                logger.error(message, exc_info=(ValueError, error, None))
+            out_of_files_record(logger)
+    finally:
+        logger.removeFilter(throttle)
+    assert [record.getMessage() for record in caplog.records] == [message, "socket.accept() out of system resource"]
