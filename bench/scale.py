@@ -1,12 +1,14 @@
 """10,000 concurrently pending questions in one `handraise serve` process, then all answered through the web inbox.
 
-Run: `uv run python bench/scale.py [COUNT]`. Starts a real server in a subprocess (web inbox only, a fresh SQLite
-store), asks COUNT questions over the HTTP API, reads the server's resident memory, then answers every question by
-POSTing the inbox's answer form. Prints RSS per pending question and answers per second.
+Run: `uv run python bench/scale.py [COUNT] [--agent]`. Starts a real server in a subprocess (web inbox only, a fresh
+SQLite store), asks COUNT questions over the HTTP API, reads the server's resident memory, then answers every question
+by POSTing the inbox's answer form. Prints RSS per pending question and answers per second. With `--agent`, each
+question comes from its own agent (an id, a name and a label), as agents ask in practice.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import re
@@ -50,13 +52,17 @@ async def in_parallel(count: int, job: Callable[[int], Awaitable[None]]) -> floa
     return time.perf_counter() - start
 
 
-async def run(count: int, server: subprocess.Popen[str], base: str, token: str) -> None:
+async def run(count: int, server: subprocess.Popen[str], base: str, token: str, *, agent: bool) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     async with aiohttp.ClientSession(headers=headers) as http:
         ids: list[str] = [""] * (count + 1)
 
         async def ask(index: int) -> None:
-            body = {"questions": [{"id": "go", "question": f"Deploy build {index}?", "options": [{"label": "Yes"}]}]}
+            body: dict[str, object] = {
+                "questions": [{"id": "go", "question": f"Deploy build {index}?", "options": [{"label": "Yes"}]}]
+            }
+            if agent:
+                body["agent"] = {"id": f"deploy-{index}", "name": f"deploy bot {index}", "labels": {"team": "ops"}}
             async with http.post(f"{base}/v1/questions", json=body) as reply:
                 assert reply.status == 202, await reply.text()
                 ids[index] = (await reply.json())["id"]
@@ -87,7 +93,7 @@ async def run(count: int, server: subprocess.Popen[str], base: str, token: str) 
             left = (await health.json())["pending"]
         peak = rss_kib(server.pid, "VmHWM")
     per_question = (pending_rss - baseline) * 1024 / count
-    print(f"questions                  {count:>10,}")
+    print(f"questions                  {count:>10,}{'  (each from its own agent)' if agent else ''}")
     print(f"asked over the API         {count / asked:>10,.0f} asks/s")
     rss = f"{baseline / 1024:.1f} MiB / {pending_rss / 1024:.1f} MiB (peak {peak / 1024:.1f})"
     print(f"server RSS before / with   {rss}")
@@ -96,7 +102,11 @@ async def run(count: int, server: subprocess.Popen[str], base: str, token: str) 
 
 
 def main() -> None:
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("count", nargs="?", type=int, default=10_000, help="questions pending at once")
+    parser.add_argument("--agent", action="store_true", help="each question from its own agent")
+    options = parser.parse_args()
+    count: int = options.count
     with tempfile.TemporaryDirectory() as tmp:
         port = free_port()
         config = Path(tmp) / "config.toml"
@@ -116,7 +126,7 @@ def main() -> None:
                     token = found[1]
                     break
             assert token is not None, "the server did not print its inbox URL"
-            asyncio.run(run(count, server, f"http://127.0.0.1:{port}", token))
+            asyncio.run(run(count, server, f"http://127.0.0.1:{port}", token, agent=options.agent))
         finally:
             server.terminate()
             server.wait(timeout=30)

@@ -15,7 +15,7 @@ import sqlite3
 import threading
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, cast, get_args
@@ -43,6 +43,8 @@ REMINDED_KEY = "reminded"
 """In a delivery's reference, kept by the base: how many reminders that channel has sent."""
 REMIND_AT_KEY = "remind_at"
 """Likewise: when its next reminder is due (UTC, ISO 8601)."""
+SEEN_EVENTS_KEPT = timedelta(days=1)
+"""How long an event id is remembered: Slack re-delivers within minutes (its last retry comes after five)."""
 
 
 def _ts(value: datetime) -> str:
@@ -347,6 +349,22 @@ class Store:
         with self._read() as db:
             rows = db.execute(sql, (*params, limit)).fetchall()
         return [_event_from_row(row) for row in rows]
+
+    # -- events received ---------------------------------------------------------------------------------------------
+
+    def first_sight(self, channel: str, key: str, *, now: datetime | None = None) -> bool:
+        """Remember the event `key` (Slack's `event_id`) received on `channel`: True the first time, False for a
+        re-delivery, also after a restart and from another process on the same file.
+
+        Ids older than SEEN_EVENTS_KEPT are forgotten on the way, so the table holds about a day of events.
+        """
+        moment = now or utc_now()
+        with self._write() as db:
+            db.execute("DELETE FROM seen_events WHERE seen_at < ?", (_ts(moment - SEEN_EVENTS_KEPT),))
+            cursor = db.execute(
+                "INSERT INTO seen_events VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (channel, key, _ts(moment))
+            )
+            return cursor.rowcount == 1
 
     # -- plumbing --------------------------------------------------------------------------------------------------
 

@@ -55,6 +55,17 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
     BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
     """,
+    # Events a channel has acted on, by the sender's id for them (Slack's event_id), so that a re-delivery (Slack
+    # retries a slow acknowledgement) is recognised after a restart too. Pruned by `seen_at`.
+    """
+    CREATE TABLE seen_events (
+        channel TEXT NOT NULL,
+        key TEXT NOT NULL,
+        seen_at TEXT NOT NULL,
+        PRIMARY KEY (channel, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX seen_events_by_time ON seen_events (seen_at);
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes `PRAGMA user_version` from n to n + 1. Only ever append."""
 

@@ -4,6 +4,10 @@ Interactions arrive through a slack-bolt `AsyncApp`, over HTTP (`add_routes` mou
 the signature) or Socket Mode (`run`). Each handler acknowledges first, within Slack's 3 seconds, and then does its
 work: it reads the event, hands the reply to the shared base (which checks who may answer, records it, and lets the
 first answer win) and shows the person the outcome privately. The base updates the message once the question ends.
+
+Slack delivers an event again when its acknowledgement was slow (same `event_id`, `X-Slack-Retry-Num`), possibly after
+a restart and after the agent has asked its next question in the same thread. So an event is acted on once (its id is
+kept in the store), and a thread reply only ever answers a question posted before it.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from bot.slack.parse import (
     ViewErrors,
     decide,
     parse_thread_reply,
+    posted_after,
     read_block_actions,
     read_modal_answer,
     read_view_ref,
@@ -255,6 +260,12 @@ class SlackChannel(Channel):
         if (text := self.notice(outcome)) is not None:
             await self._tell(channel, user, text, thread_ts)
 
+    def _first_sight(self, key: str) -> bool:
+        """Whether Slack sends this event for the first time (kept in the store, so also true across restarts)."""
+        if not key or len(key) > 300:
+            return True  # not an id Slack would send: nothing to recognise it by
+        return self.ledger.store.first_sight(self.name, key)
+
     # --- events ------------------------------------------------------------------------------------------------------
 
     async def _on_action(self, ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -263,6 +274,10 @@ class SlackChannel(Channel):
             click = read_block_actions(body)
         except ParseError as problem:
             log.warning("slack: ignored a click: %s", problem)
+            return
+        # Clicks carry no event id; the action's own timestamp, per user, tells one click from a re-delivery.
+        action_ts = click.element.get("action_ts")
+        if isinstance(action_ts, str) and not self._first_sight(f"action:{click.user}:{action_ts}"):
             return
         form: list[tuple[ids.ModalRef, OpenModal]] = []
 
@@ -346,12 +361,12 @@ class SlackChannel(Channel):
                 waiting.append((record, message_link(ids.SlackRef.model_validate(delivery.ref))))
         return waiting
 
-    async def _on_message(self, event: dict[str, Any]) -> None:
+    async def _on_message(self, event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("subtype") not in (None, "thread_broadcast") or event.get("bot_id"):
             return
         channel, user, text = event.get("channel"), event.get("user"), event.get("text")
         thread_ts, ts = event.get("thread_ts"), event.get("ts")
-        if not all(isinstance(value, str) for value in (channel, user, text)):
+        if not all(isinstance(value, str) for value in (channel, user, text, ts)):
             return
         assert isinstance(channel, str) and isinstance(user, str) and isinstance(text, str)
         if isinstance(thread_ts, str) and thread_ts != ts:
@@ -361,8 +376,13 @@ class SlackChannel(Channel):
             open_here = self.threads.open_in_conversation(self.ledger, channel)
         else:
             return  # a message in a channel, not in one of our threads
+        # A reply posted before a question was meant for an earlier one, however late Slack delivers it.
+        open_here = [found for found in open_here if posted_after(ts, found[2].ts)]
         if not open_here:
             return  # people talking in a thread with nothing to answer
+        event_id = body.get("event_id")
+        if isinstance(event_id, str) and not self._first_sight(f"event:{event_id}"):
+            return  # acted on already: Slack delivers again when the acknowledgement was slow
         reply_thread = thread_ts if isinstance(thread_ts, str) else None
         try:
             chosen = targets(

@@ -313,6 +313,27 @@ def _reply_item(text: str, question: AskUserQuestionItem) -> AskUserQuestionAnsw
     return AskUserQuestionAnswerItem(id=question.id, custom=text)
 
 
+_MESSAGE_TS = re.compile(r"([0-9]{1,12})\.([0-9]{1,6})")
+
+
+def message_time(ts: object) -> tuple[int, int] | None:
+    """A message ts (`"1700000123.000456"`, Slack's id for a message and the moment it was posted) as a pair that
+    sorts in posting order, or None when `ts` is not one."""
+    if not isinstance(ts, str) or not (match := _MESSAGE_TS.fullmatch(ts)):
+        return None
+    return int(match[1]), int(match[2].ljust(6, "0"))
+
+
+def posted_after(ts: object, than: object) -> bool:
+    """Whether message `ts` was posted after message `than`; False when either is not a message ts.
+
+    A reply posted before a question was meant for an earlier one: Slack may deliver it late (a retry after a slow
+    acknowledgement), when the agent has already asked its next question in the same thread.
+    """
+    mine, theirs = message_time(ts), message_time(than)
+    return mine is not None and theirs is not None and mine > theirs
+
+
 def numbered_lines(reply: str, count: int, *, noun: str) -> dict[int, str]:
     """`1: yes` lines (and the lines that follow each) by number, from 1 to `count`; {} when the reply does not start
     with one. Raises ReplyError for a number out of range or given twice."""

@@ -16,7 +16,7 @@ import pytest
 from pydantic import ValidationError
 
 from bot.records import AgentRef, AuditKind, QuestionRecord, Resolution, new_question_id
-from bot.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
+from bot.store import MIGRATIONS, SCHEMA_VERSION, SEEN_EVENTS_KEPT, Store, StoreError
 from core.agents import Agent
 from core.types import (
     AskUserQuestionAnswer,
@@ -417,6 +417,43 @@ def test_the_audit_log_refuses_updates_and_deletes(store: Store, db_path: Path, 
     with sqlite3.connect(db_path) as raw, pytest.raises(sqlite3.DatabaseError, match="append-only"):
         raw.execute(statement)
     assert store.history() == before
+
+
+# -- events received -------------------------------------------------------------------------------------------------
+
+
+def test_an_event_is_new_only_the_first_time_on_its_channel(store: Store) -> None:
+    assert store.first_sight("slack", "event:Ev01")
+    assert not store.first_sight("slack", "event:Ev01")
+    assert store.first_sight("email", "event:Ev01")
+    assert store.first_sight("slack", "event:Ev02")
+
+
+def test_a_seen_event_is_remembered_by_another_connection_on_the_file(db_path: Path) -> None:
+    with Store.open(db_path) as before:
+        assert before.first_sight("slack", "event:Ev01")
+    with Store.open(db_path) as after:
+        assert not after.first_sight("slack", "event:Ev01")
+
+
+def test_seen_events_are_forgotten_after_a_day(store: Store) -> None:
+    assert store.first_sight("slack", "event:old", now=T0)
+    assert not store.first_sight("slack", "event:old", now=T0 + SEEN_EVENTS_KEPT - timedelta(seconds=1))
+    assert store.first_sight("slack", "event:new", now=T0 + SEEN_EVENTS_KEPT + timedelta(seconds=1))
+    assert store.first_sight("slack", "event:old", now=T0 + SEEN_EVENTS_KEPT + timedelta(seconds=2))
+
+
+def test_a_store_of_the_first_schema_is_migrated_keeping_its_questions(db_path: Path) -> None:
+    original = record()
+    with Store.open(db_path) as current:
+        current.create_question(original)
+    with sqlite3.connect(db_path) as raw:  # back to schema 1, as the previous handraise left it
+        raw.execute("DROP TABLE seen_events")
+        raw.execute("PRAGMA user_version = 1")
+    with Store.open(db_path) as upgraded:
+        assert upgraded.schema_version == SCHEMA_VERSION
+        assert upgraded.get_question(original.id) == original
+        assert upgraded.first_sight("slack", "event:Ev01")
 
 
 # -- the file --------------------------------------------------------------------------------------------------------

@@ -48,6 +48,10 @@ class FakeSlack:
 
     # --- reading what happened -------------------------------------------------------------------------------------
 
+    def message_ts(self) -> str:
+        """The ts Slack would give a person's message posted now: later than every message posted before it."""
+        return f"1700000000.{next(self._ts):06d}"
+
     def calls_to(self, method: str) -> list[dict[str, Any]]:
         return [call.args for call in self.calls if call.method == method and call.status == 200]
 

@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from bot.slack.ids import ModalRef
 
 TEAM = {"id": "T0TEAM", "domain": "example"}
+_SERIAL = itertools.count(1)
+"""Slack gives every event its own `event_id` and every click its own `action_ts`; so do these payloads."""
+
+
+def action_ts() -> str:
+    return f"1700000300.{next(_SERIAL):06d}"
 
 
 def option(value: int | str, text: str = "x") -> dict[str, Any]:
     return {"text": {"type": "plain_text", "text": text, "emoji": True}, "value": str(value)}
 
 
-def button(action_id: str, value: str) -> dict[str, Any]:
-    return {"type": "button", "action_id": action_id, "block_id": "b", "value": value, "action_ts": "1.2"}
+def button(action_id: str, value: str, *, at: str | None = None) -> dict[str, Any]:
+    """A button click; give `at` (its action_ts) to send the same click again."""
+    return {"type": "button", "action_id": action_id, "block_id": "b", "value": value, "action_ts": at or action_ts()}
 
 
 def radio(action_id: str, value: int) -> dict[str, Any]:
-    return {"type": "radio_buttons", "action_id": action_id, "block_id": "b", "selected_option": option(value)}
+    choice = {"type": "radio_buttons", "action_id": action_id, "block_id": "b", "selected_option": option(value)}
+    return choice | {"action_ts": action_ts()}
 
 
 def held(question: int, *values: int, kind: str = "checkboxes") -> dict[str, Any]:
@@ -92,8 +101,10 @@ def message_event(
     channel: str = "C0DEPLOY",
     thread_ts: str | None,
     ts: str = "1700000100.000200",
+    event_id: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
+    """A message event; give `event_id` to deliver the same event again, as Slack retries."""
     event: dict[str, Any] = {"type": "message", "user": user, "text": text, "ts": ts, "channel": channel}
     event["channel_type"] = "channel"
     if thread_ts is not None:
@@ -103,7 +114,7 @@ def message_event(
         "team_id": TEAM["id"],
         "api_app_id": "A0APP",
         "type": "event_callback",
-        "event_id": f"Ev{ts.replace('.', '')}",
+        "event_id": event_id or f"Ev{next(_SERIAL):08d}",
         "event_time": 1700000100,
         "event": event | extra,
         "authorizations": [{"team_id": TEAM["id"], "user_id": "U0BOT", "is_bot": True}],

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import anyio
+from aiohttp import web
 from anyio.abc import TaskGroup
 from slack_bolt.response import BoltResponse
 
@@ -76,18 +78,47 @@ def subscription(**fields: Any) -> SlackSubscription:
     return SlackSubscription.model_validate({"channel": "#deploys"} | fields)
 
 
+APP_TOKEN = "xapp-1-test-app-token"
+
+
 @asynccontextmanager
-async def slack_rig(tmp_path: Path, *subscriptions: SlackSubscription, mode: str = "http") -> AsyncIterator[SlackRig]:
-    async with fake_slack() as fake, anyio.create_task_group() as tasks:
-        settings = SlackSettings(api_url=fake.url, subscriptions=list(subscriptions) or [subscription()])
-        channel = SlackChannel(settings, client=make_client(TOKEN, fake.url, backoff=0.01), signing_secret=SECRET)
+async def slack_rig(
+    tmp_path: Path, *subscriptions: SlackSubscription, mode: str = "http", fake: FakeSlack | None = None
+) -> AsyncIterator[SlackRig]:
+    """The channel on a fresh bolt app and a store on `tmp_path`'s file. Pass the `fake` of an earlier rig to restart
+    against the same Slack: a new app, ledger and store connection, the same file."""
+    async with nullcontext(fake) if fake is not None else fake_slack() as fake:
+        settings = SlackSettings.model_validate(
+            {"mode": mode, "api_url": fake.url, "subscriptions": list(subscriptions) or [subscription()]}
+            | ({"app_token_env": "SLACK_APP_TOKEN", "signing_secret_env": None} if mode == "socket" else {})
+        )
+        client = make_client(TOKEN, fake.url, backoff=0.01)
+        channel = SlackChannel(settings, client=client, signing_secret=SECRET, app_token=APP_TOKEN)
         ledger, clock = make_ledger(tmp_path)
-        ctx = Context()
-        ctx.plugin(AgentRegistry)
-        ctx.plugin(UserQuestionService)
-        install_channel(ctx, channel, Router(["slack"], {"slack": settings.subscriptions}), ledger)
-        agent = Agent("deploy-7", name="deploy-bot")
-        assert ctx.agents is not None
-        ctx.agents.enter(agent)
-        yield SlackRig(fake, channel, ledger, clock, ctx, tasks, agent)
-        tasks.cancel_scope.cancel()
+        with ledger.store:
+            async with anyio.create_task_group() as tasks:
+                ctx = Context()
+                ctx.plugin(AgentRegistry)
+                ctx.plugin(UserQuestionService)
+                install_channel(ctx, channel, Router(["slack"], {"slack": settings.subscriptions}), ledger)
+                agent = Agent("deploy-7", name="deploy-bot")
+                assert ctx.agents is not None
+                ctx.agents.enter(agent)
+                yield SlackRig(fake, channel, ledger, clock, ctx, tasks, agent)
+                tasks.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def served(channel: SlackChannel) -> AsyncIterator[tuple[str, aiohttp.ClientSession]]:
+    """The channel's /slack/events on a real HTTP server on loopback; yields its URL and a client session."""
+    app = web.Application()
+    channel.add_routes(app)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    url = f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
+    try:
+        async with aiohttp.ClientSession() as session:
+            yield url, session
+    finally:
+        await runner.cleanup()

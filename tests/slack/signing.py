@@ -30,6 +30,7 @@ def signed_headers(body: str, *, secret: str = SECRET, timestamp: int | None = N
     return {"x-slack-signature": signature, "x-slack-request-timestamp": stamp, "content-type": content_type}
 
 
-def bolt_request(body: str, **signing: Any) -> AsyncBoltRequest:
-    headers = {key: [value] for key, value in signed_headers(body, **signing).items()}
-    return AsyncBoltRequest(body=body, headers=headers)  # pyright: ignore[reportArgumentType]
+def bolt_request(body: str, *, headers: dict[str, str] | None = None, **signing: Any) -> AsyncBoltRequest:
+    """A signed request; `headers` adds others (Slack's `X-Slack-Retry-Num` on a re-delivery)."""
+    signed = signed_headers(body, **signing) | {key.lower(): value for key, value in (headers or {}).items()}
+    return AsyncBoltRequest(body=body, headers={key: [value] for key, value in signed.items()})  # pyright: ignore

@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
-
-from bot.slack.channel import SlackChannel
 
 from .payloads import block_actions, button, message_event
 from .records import item
-from .rig import slack_rig
+from .rig import served, slack_rig
 from .signing import bolt_request, event_body, interactive_body, signed_headers
 
 pytestmark = pytest.mark.anyio
@@ -25,21 +20,6 @@ pytestmark = pytest.mark.anyio
 TS = "1700000000.000001"
 YES_NO = item(options=["Yes (Recommended)", "No"])
 CLICK = block_actions(button("hr.pick.0.1", "1"), ts=TS)
-
-
-@asynccontextmanager
-async def served(channel: SlackChannel) -> AsyncIterator[tuple[str, aiohttp.ClientSession]]:
-    app = web.Application()
-    channel.add_routes(app)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    url = f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
-    try:
-        async with aiohttp.ClientSession() as session:
-            yield url, session
-    finally:
-        await runner.cleanup()
 
 
 async def post(session: aiohttp.ClientSession, url: str, body: str, **signing: Any) -> tuple[int, str]:

@@ -19,7 +19,9 @@ from bot.slack.parse import (
     ReplyError,
     ViewErrors,
     decide,
+    message_time,
     parse_thread_reply,
+    posted_after,
     read_block_actions,
     read_modal_answer,
     read_view_ref,
@@ -304,3 +306,31 @@ def test_slack_markup_is_read_as_the_person_wrote_it() -> None:
 def test_any_reply_is_an_answer_or_a_reply_error(text: str, batch: bool) -> None:
     with contextlib.suppress(ReplyError):
         parse_thread_reply(text, BATCH if batch else SINGLE)
+
+
+# --- message order ---------------------------------------------------------------------------------------------------
+
+
+def test_message_ts_order_is_posting_order() -> None:
+    assert posted_after("1700000000.000010", "1700000000.000009")
+    assert posted_after("1700000001.000000", "1700000000.999999")
+    assert not posted_after("1700000000.000009", "1700000000.000010")
+    assert not posted_after("1700000000.000010", "1700000000.000010")
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    ["", "now", "1700000000", "1700000000.", ".000001", "1700000000.0000001", "-1700000000.000001", "1e9.000001",
+     "1700000000.000001 ", "9" * 13 + ".000001", "\u0661\u0667" + "\u0660" * 8 + ".000001",
+     None, 1700000000.5, ["1700000000.000001"]],
+)  # fmt: skip
+def test_anything_but_a_message_ts_is_never_later_or_earlier(garbage: object) -> None:
+    assert message_time(garbage) is None
+    assert not posted_after(garbage, "1700000000.000001")
+    assert not posted_after("1700000000.000001", garbage)
+
+
+@given(ts=st.text(max_size=40), than=st.text(max_size=40))
+def test_only_two_message_ts_are_ever_in_order(ts: str, than: str) -> None:
+    if posted_after(ts, than):
+        assert message_time(ts) is not None and message_time(than) is not None
