@@ -142,9 +142,10 @@ class Store:
         agent_id: str | None = None,
         channel: str | None = None,
         limit: int = 100,
+        offset: int = 0,
         newest_first: bool = True,
     ) -> list[QuestionRecord]:
-        """Questions by creation time; `channel` keeps those with a delivery on that channel."""
+        """Questions by creation time; `channel` keeps those with a delivery on that channel. Page with `offset`."""
         where, params = _where(
             ("q.status = ?", status),
             ("q.agent_id = ?", agent_id),
@@ -153,13 +154,17 @@ class Store:
         order = "DESC" if newest_first else "ASC"
         sql = f"SELECT record_json FROM questions q WHERE {where} ORDER BY q.created_at {order}, q.rowid {order}"
         with self._read() as db:
-            rows = db.execute(f"{sql} LIMIT max(?, 0)", (*params, limit)).fetchall()
+            rows = db.execute(f"{sql} LIMIT max(?, 0) OFFSET max(?, 0)", (*params, limit, offset)).fetchall()
         return [QuestionRecord.model_validate_json(row[0]) for row in rows]
 
-    def count_questions(self, status: QuestionStatus | None = None) -> int:
+    def count_questions(self, status: QuestionStatus | None = None, *, channel: str | None = None) -> int:
+        """How many questions there are (with `status`; with a delivery on `channel`), however many that is."""
+        where, params = _where(
+            ("status = ?", status),
+            ("EXISTS (SELECT 1 FROM deliveries d WHERE d.question_id = q.id AND d.channel = ?)", channel),
+        )
         with self._read() as db:
-            row = db.execute("SELECT count(*) FROM questions WHERE ?1 IS NULL OR status = ?1", (status,)).fetchone()
-            return int(row[0])
+            return int(db.execute(f"SELECT count(*) FROM questions q WHERE {where}", params).fetchone()[0])
 
     def save_partial(
         self, id: str, item: AskUserQuestionAnswerItem, *, actor: str | None, channel: str
@@ -258,7 +263,7 @@ class Store:
         # `ref` as a later read returns it (JSON turns tuples into lists).
         delivery = Delivery(question_id=question_id, channel=channel, key=key, ref=json.loads(stored))
         with self._write() as db:
-            _require_question(db, question_id)
+            _require_exists(db, question_id)
             try:
                 db.execute(
                     "INSERT INTO deliveries VALUES (?, ?, ?, ?, ?) ON CONFLICT (question_id, channel) DO UPDATE "
@@ -324,7 +329,7 @@ class Store:
     ) -> AuditEvent:
         """Append one event. Raises StoreError for an unknown question, TypeError for a detail JSON cannot hold."""
         with self._write() as db:
-            _require_question(db, question_id)
+            _require_exists(db, question_id)
             return self._append(db, question_id, kind, channel, actor, detail or {})
 
     def history(
@@ -432,6 +437,12 @@ def _require_question(db: sqlite3.Connection, id: str) -> QuestionRecord:
     if record is None:
         raise StoreError(f"no question {id} in the store")
     return record
+
+
+def _require_exists(db: sqlite3.Connection, id: str) -> None:
+    # Without reading the record: a question can be megabytes, and only its existence matters here.
+    if db.execute("SELECT 1 FROM questions WHERE id = ?", (id,)).fetchone() is None:
+        raise StoreError(f"no question {id} in the store")
 
 
 def _event_from_row(row: tuple[Any, ...]) -> AuditEvent:

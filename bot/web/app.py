@@ -1,8 +1,11 @@
 """The web inbox's HTTP side: the pages, the answer form's POST, the live event stream, and the static files.
 
-Forms work without JavaScript (POST, then a redirect back to the inbox); the script only adds live updates. Every
-route but the static files needs the session (see auth.py); every answer goes through `Ledger.submit`, so the first
-answer from any channel wins and a late one is told who answered.
+Forms work without JavaScript (POST, then a redirect back to the inbox page it came from); the script only adds live
+updates. Every route but the static files needs the session (see auth.py); every answer goes through `Ledger.submit`,
+so the first answer from any channel wins and a late one is told who answered.
+
+The live feed carries ids and a count, never rendered cards: a page fetches a card's HTML (`/questions/{id}/card`)
+when it shows it, so memory does not grow with the size of the questions being pushed.
 """
 
 from __future__ import annotations
@@ -22,17 +25,18 @@ from bot.records import Delivery, QuestionRecord
 from bot.replies import Answer, Ended, NotAllowed, Replies, Unreadable
 from bot.routing import Route, Router
 from bot.web.auth import InboxAuth, secured
-from bot.web.forms import FormData, FormError, NotAResponder, not_a_responder, parse_answer_form, parse_responder
-from bot.web.live import LiveFeed
-from bot.web.render import (
-    Card,
-    render_card,
-    render_history,
-    render_inbox,
-    render_message,
-    render_outcome,
-    render_partial_note,
+from bot.web.forms import (
+    FormData,
+    FormError,
+    NotAResponder,
+    first,
+    not_a_responder,
+    parse_answer_form,
+    parse_responder,
 )
+from bot.web.live import LiveFeed
+from bot.web.paging import Page
+from bot.web.render import Card, render_card, render_history, render_inbox, render_message
 from bot.web.settings import WebSettings
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -66,6 +70,7 @@ class WebInbox(Channel):
         self.attach(Replies(self, ledger, Router([self.name], {self.name: settings.subscriptions})))
         self._auth = InboxAuth(self.token)
         self._feed = LiveFeed()
+        self._waiting = ledger.store.count_questions("pending", channel=self.name)
         self._unwatch = ledger.watch(self._changed)
         self._static = {name: (resources.files("bot.web") / "static" / name).read_bytes() for name in STATIC_TYPES}
 
@@ -85,10 +90,12 @@ class WebInbox(Channel):
         return self.replies.responders(question)
 
     def add_routes(self, app: web.Application) -> None:
-        """Mount the inbox at `/` (with `/history`, `/events`, `/questions/{id}/answer` and `/static/…`)."""
+        """Mount the inbox at `/` (with `/history`, `/events`, `/questions/{id}/card`, `/questions/{id}/answer` and
+        `/static/…`)."""
         app.router.add_get("/", self._inbox)
         app.router.add_get("/history", self._guarded(self._history))
         app.router.add_get("/events", self._guarded(self._events))
+        app.router.add_get("/questions/{id}/card", self._guarded(self._card_fragment))
         app.router.add_post("/questions/{id}/answer", self._guarded(self._answer))
         app.router.add_get("/static/{name}", self._static_file)
 
@@ -110,7 +117,7 @@ class WebInbox(Channel):
         if not self._auth.allows(request):
             return _unauthorised()
         notice = self._sent_notice(request.query.get("answered"))
-        return self._inbox_page(request, [], notice=notice)
+        return self._inbox_page(request, [], notice=notice, page=request.query.get("page"))
 
     async def _history(self, request: web.Request) -> web.StreamResponse:
         store = self.ledger.store
@@ -118,13 +125,33 @@ class WebInbox(Channel):
         return _page(render_history([(record, store.history(question_id=record.id)) for record in records]))
 
     def _inbox_page(
-        self, request: web.Request, first: list[Card], *, notice: str | None = None, status: int = 200
+        self,
+        request: web.Request,
+        leading: list[Card],
+        *,
+        notice: str | None = None,
+        status: int = 200,
+        page: str | None = None,
     ) -> web.StreamResponse:
-        shown = {card.record.id for card in first}
-        pending = self.ledger.store.list_questions(status="pending", channel="web", limit=PAGE_LIMIT)
-        cards = first + [self._card(record) for record in pending if record.id not in shown]
+        store = self.ledger.store
+        # The count is the store's, not the page's: with thousands waiting, a page shows only some of them.
+        self._waiting = store.count_questions("pending", channel=self.name)
+        shown = Page.at(self._waiting, page)
+        offset = shown.first_shown - 1
+        pending = store.list_questions(status="pending", channel=self.name, limit=shown.size, offset=offset)
+        listed = {card.record.id for card in leading}
+        cards = leading + [self._card(record) for record in pending if record.id not in listed]
         remembered = request.cookies.get(BY_COOKIE, "")
-        return _page(render_inbox(cards, csrf=self._auth.csrf, notice=notice, remembered_by=remembered), status)
+        html = render_inbox(cards, csrf=self._auth.csrf, notice=notice, remembered_by=remembered, page=shown)
+        return _page(html, status)
+
+    async def _card_fragment(self, request: web.Request) -> web.StreamResponse:
+        """One question's card, as the live page inserts or refreshes it."""
+        found = self.replies.delivered(request.match_info["id"])  # the inbox's delivery key is the question id
+        if found is None:
+            return _page(render_message("No such question", "This inbox has no such question."), 404)
+        remembered = request.cookies.get(BY_COOKIE, "")
+        return _page(render_card(self._card(found[0]), csrf=self._auth.csrf, remembered_by=remembered))
 
     def _card(self, record: QuestionRecord, values: FormData | None = None, error: str | None = None) -> Card:
         return Card(record, self.responders_for(record), values or {}, error)
@@ -171,7 +198,8 @@ class WebInbox(Channel):
             if outcome.record is None:
                 return _page(render_message("No such question", "This inbox has no such question."), 404)
             return self._refused(request, outcome.record, form, _not_sent(outcome.record), 409)
-        location = f"/?{urlencode({'answered': record.id})}"
+        back = {"page": str(page)} if (page := _page_number(form)) > 1 else {}
+        location = f"/?{urlencode(back | {'answered': record.id})}"
         response = web.Response(status=303, headers={"Location": location})
         if name is not None:
             response.set_cookie(BY_COOKIE, name, max_age=365 * 24 * 3600, path="/", httponly=True, samesite="Strict")
@@ -186,24 +214,26 @@ class WebInbox(Channel):
     def _refused(
         self, request: web.Request, record: QuestionRecord, form: FormData, message: str, status: int
     ) -> web.StreamResponse:
-        """The inbox again, the refused form first with what was typed and why it was not sent."""
-        return self._inbox_page(request, [self._card(record, form, message)], status=status)
+        """The inbox again (the page the form was on), the refused form first with what was typed and why it was not
+        sent."""
+        page = str(_page_number(form))
+        return self._inbox_page(request, [self._card(record, form, message)], status=status, page=page)
 
     # --- live updates ---------------------------------------------------------------------------------------------
 
     def _shown(self, record: QuestionRecord) -> None:
-        html = render_card(self._card(record), csrf=self._auth.csrf)
-        self._feed.publish({"kind": "asked", "id": record.id, "html": html})
+        self._waiting += 1
+        self._feed.publish({"kind": "asked", "id": record.id, "waiting": self._waiting})
 
     def _changed(self, kind: ChangeKind, record: QuestionRecord) -> None:
         # "asked" comes from the channel's `deliver` instead: only then is it known to be the inbox's question.
         if kind == "asked" or self.ledger.store.get_delivery(record.id, self.name) is None:
             return
         if kind == "partial":
-            self._feed.publish({"kind": "partial", "id": record.id, "html": render_partial_note(record)})
+            self._feed.publish({"kind": "partial", "id": record.id})
         else:
-            html = render_outcome(record)
-            self._feed.publish({"kind": "resolved", "id": record.id, "status": record.status, "html": html})
+            self._waiting = max(0, self._waiting - 1)
+            self._feed.publish({"kind": "resolved", "id": record.id, "status": record.status, "waiting": self._waiting})
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         response = secured(
@@ -251,6 +281,11 @@ class WebInbox(Channel):
 async def _read_form(request: web.Request) -> dict[str, list[str]]:
     posted = await request.post()
     return {key: [value for value in posted.getall(key) if isinstance(value, str)] for key in set(posted.keys())}
+
+
+def _page_number(form: FormData) -> int:
+    """The inbox page a form was sent from (its hidden `page` field), 1 when it says nothing sensible."""
+    return Page.at(10**9, first(form, "page")).number
 
 
 def _not_sent(record: QuestionRecord) -> str:

@@ -14,6 +14,7 @@ from html import escape
 from bot.records import AuditEvent, QuestionRecord
 from bot.web.forms import OTHER, SKIP, FormData, choice_field, first, other_field
 from bot.web.markdown import render_markdown
+from bot.web.paging import Page, render_pager
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
 
@@ -41,26 +42,43 @@ def answer_path(question_id: str) -> str:
     return f"/questions/{question_id}/answer"
 
 
+def card_path(question_id: str) -> str:
+    return f"/questions/{question_id}/card"
+
+
 # --- pages ----------------------------------------------------------------------------------------------------------
 
 
-def render_inbox(cards: Sequence[Card], *, csrf: str, notice: str | None = None, remembered_by: str = "") -> str:
-    """The inbox: `cards` (pending questions, newest first, and any form sent back with an error)."""
-    pending = sum(1 for card in cards if card.record.status == "pending")
+def render_inbox(
+    cards: Sequence[Card],
+    *,
+    csrf: str,
+    notice: str | None = None,
+    remembered_by: str = "",
+    page: Page | None = None,
+) -> str:
+    """The inbox: `cards` (one page of the pending questions, newest first, and any form sent back with an error).
+
+    `page` says how many questions wait in all and which of them these are; without it, the cards are all of them.
+    """
+    if page is None:
+        page = Page(waiting=sum(1 for card in cards if card.record.status == "pending"))
     body = [
         '<div class="heading"><h1>Waiting for you</h1>',
-        f'<p class="count" data-count>{_count(pending)}</p>',
+        f'<p class="count" data-count>{_count(page.waiting)}</p>',
         '<p class="live" data-live hidden>Live</p></div>',
         '<div class="announcer visually-hidden" aria-live="polite" data-announcer></div>',
     ]
     if notice is not None:
         body.append(f'<p class="notice" role="status">{escape(notice)}</p>')
-    body.append('<div class="cards" id="pending" data-pending>')
-    body.extend(render_card(card, csrf=csrf, remembered_by=remembered_by) for card in cards)
+    body.append(render_pager(page, "Pages"))
+    body.append(f'<div class="cards" id="pending" data-pending data-page="{page.number}">')
+    body.extend(render_card(card, csrf=csrf, remembered_by=remembered_by, page=page.number) for card in cards)
     body.append("</div>")
     body.append(f'<p class="empty" data-empty{"" if not cards else " hidden"}>No questions are waiting.</p>')
+    body.append(render_pager(page, "More pages"))
     body.append('<noscript><p class="hint">Reload the page to see new questions.</p></noscript>')
-    title = f"({pending}) handraise inbox" if pending else "handraise inbox"
+    title = f"({page.waiting:,}) handraise inbox" if page.waiting else "handraise inbox"
     return _page(title, "".join(body), current="inbox")
 
 
@@ -105,14 +123,17 @@ def _page(title: str, body: str, *, current: str | None) -> str:
 
 
 def _count(pending: int) -> str:
-    return "nothing pending" if pending == 0 else "1 question" if pending == 1 else f"{pending} questions"
+    return "nothing pending" if pending == 0 else "1 question" if pending == 1 else f"{pending:,} questions"
 
 
 # --- one request ----------------------------------------------------------------------------------------------------
 
 
-def render_card(card: Card, *, csrf: str, remembered_by: str = "") -> str:
-    """A request as a form: every question in it, one submit. A resolved one shows its outcome and is disabled."""
+def render_card(card: Card, *, csrf: str, remembered_by: str = "", page: int = 1) -> str:
+    """A request as a form: every question in it, one submit. A resolved one shows its outcome and is disabled.
+
+    `page` is the inbox page it is shown on, where the browser returns after sending the answer.
+    """
     record = card.record
     base = _card_id(record)
     resolved = record.status != "pending"
@@ -128,6 +149,8 @@ def render_card(card: Card, *, csrf: str, remembered_by: str = "") -> str:
     lone_plan = len(record.questions) == 1 and record.questions[0].intent is not None
     parts.append(f'<form method="post" action="{escape(answer_path(record.id))}" class="answer">')
     parts.append(f'<input type="hidden" name="csrf" value="{escape(csrf)}">')
+    if page > 1:
+        parts.append(f'<input type="hidden" name="page" value="{page}">')
     if lone_plan:
         # Enter in a text field submits through the first submit button; a disabled one makes Enter do nothing,
         # so a keystroke can never approve a plan.

@@ -169,6 +169,51 @@ async def test_an_asked_question_in_the_cli_is_answered_in_the_page(page: Page, 
     assert json.loads(printed) == {"answers": [{"id": "q1", "selected": ["yes"]}]}
 
 
+async def test_the_oldest_of_many_waiting_questions_is_reached_and_answered_without_javascript(
+    browser: Browser, inbox: WebInbox, server: str, store: Store
+) -> None:
+    oldest = web_question(store, item("go", question="Deploy build 1?"))
+    for number in range(2, 206):
+        web_question(store, item("go", question=f"Deploy build {number}?"))
+    context = await browser.new_context(java_script_enabled=False)
+    plain = await context.new_page()
+    plain.set_default_timeout(5000)
+    await plain.goto(inbox.url(server))
+    await expect(plain.locator("[data-count]")).to_have_text("205 questions")
+    await expect(plain.locator("article[data-question]")).to_have_count(100)
+    await plain.get_by_role("navigation", name="Pages", exact=True).get_by_role("link", name="Oldest").click()
+    await expect(plain).to_have_url(f"{server}/?page=3")
+    card = plain.locator("article", has_text="Deploy build 1?")
+    await card.get_by_label("Your answer").fill("ship it")
+    await card.get_by_role("button", name="Send answer").click()
+    await expect(plain.locator(".notice")).to_contain_text("Answer sent: “Deploy build 1?”")
+    await expect(plain).to_have_url(f"{server}/?page=3&answered={oldest.id}")
+    await expect(plain.locator("[data-count]")).to_have_text("204 questions")
+    await context.close()
+    assert store.get_question(oldest.id).answer.answers[0].custom == "ship it"  # type: ignore[union-attr]
+
+
+async def test_on_a_later_page_a_new_question_counts_but_waits_on_the_first(
+    page: Page, inbox: WebInbox, server: str, store: Store, ctx: Context, console: list[str]
+) -> None:
+    for number in range(1, 151):
+        web_question(store, item("go", question=f"Deploy build {number}?"))
+    await open_inbox(page, inbox, server)
+    await page.get_by_role("navigation", name="Pages", exact=True).get_by_role("link", name="Older").click()
+    await expect(page.locator("[data-live]")).to_have_text("Live")
+    await expect(page.locator("[data-count]")).to_have_text("150 questions")
+    async with anyio.create_task_group() as tasks:
+        asking = await start_ask(tasks, ctx, choice())
+        await expect(page.locator("[data-count]")).to_have_text("151 questions")
+        await expect(page).to_have_title("(151) handraise inbox")
+        await expect(page.locator("article[data-question]")).to_have_count(50)
+        asking.controller.abort("moved on")
+        await expect(page.locator("[data-count]")).to_have_text("150 questions")
+    await page.get_by_role("navigation", name="Pages", exact=True).get_by_role("link", name="Newest").click()
+    await expect(page.locator("article[data-question]")).to_have_count(100)
+    assert console == []
+
+
 async def test_the_page_fits_a_phone_screen(browser: Browser, inbox: WebInbox, server: str, store: Store) -> None:
     web_question(store, plan(), agent=AgentRef(id="migrate-bot"))
     web_question(store, choice(multi=True))

@@ -1,4 +1,7 @@
-"""Live updates: open pages hear of new, partly answered and resolved questions, and catch up after a reconnect."""
+"""Live updates: open pages hear of new, partly answered and resolved questions, and catch up after a reconnect.
+
+Events carry ids and the number waiting; the page fetches a card's HTML from `/questions/{id}/card`.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from bot.store import Store
 from bot.web import WebInbox
 from bot.web.live import BACKLOG, STREAM_BUFFER, LiveFeed
 from core import AskUserQuestionAnswerItem, Context
-from tests.web.helpers import Client, answer, choice, item, start_ask, web_question
+from tests.web.helpers import TOKEN, Client, answer, choice, item, start_ask, web_question
 
 pytestmark = pytest.mark.anyio
 
@@ -33,16 +36,25 @@ async def next_event(stream: ClientResponse) -> dict[str, Any]:
                 return json.loads(line[6:]) | {"_id": event_id}
 
 
+async def card(client: Client, question_id: str) -> str:
+    response = await client.get(f"/questions/{question_id}/card")
+    assert response.status == 200 and response.content_type == "text/html"
+    return await response.text()
+
+
 async def test_a_new_question_appears_and_its_answer_follows(client: Client, ctx: Context, store: Store) -> None:
     stream = await client.get("/events")
     assert stream.status == 200 and stream.content_type == "text/event-stream"
     async with anyio.create_task_group() as tasks:
         asking = await start_ask(tasks, ctx, choice())
         asked = await next_event(stream)
-        assert asked["kind"] == "asked" and "Which environment?" in asked["html"] and 'name="csrf"' in asked["html"]
+        assert {key: asked[key] for key in ("kind", "waiting")} == {"kind": "asked", "waiting": 1}
+        shown = await card(client, asked["id"])
+        assert "Which environment?" in shown and 'name="csrf"' in shown and 'data-status="pending"' in shown
         assert (await answer(client, asked["id"], [("q0", "0")])).status == 303
         resolved = await next_event(stream)
-        assert resolved["kind"] == "resolved" and resolved["status"] == "answered" and "staging" in resolved["html"]
+        assert (resolved["kind"], resolved["status"], resolved["waiting"]) == ("resolved", "answered", 0)
+        assert "<strong>staging</strong>" in await card(client, asked["id"])
         await asking.result()
     stream.close()
 
@@ -51,10 +63,10 @@ async def test_a_cancelled_question_is_pushed_as_cancelled(client: Client, ctx: 
     stream = await client.get("/events")
     async with anyio.create_task_group() as tasks:
         asking = await start_ask(tasks, ctx, choice())
-        await next_event(stream)
+        asked = await next_event(stream)
         asking.controller.abort("moved on")
         resolved = await next_event(stream)
-        assert resolved["status"] == "cancelled" and "Cancelled" in resolved["html"]
+        assert resolved["status"] == "cancelled" and "Cancelled" in await card(client, asked["id"])
     stream.close()
 
 
@@ -63,8 +75,52 @@ async def test_partial_answers_from_elsewhere_are_pushed(client: Client, store: 
     stream = await client.get("/events")
     ledger.save_partial(record.id, AskUserQuestionAnswerItem(id="why", custom="it is Friday"), by="ann", via="slack")
     partial = await next_event(stream)
-    assert partial["kind"] == "partial" and "it is Friday" in partial["html"]
+    assert partial["kind"] == "partial" and "it is Friday" in await card(client, partial["id"])
     stream.close()
+
+
+async def test_events_stay_small_however_large_the_question(client: Client, ctx: Context, inbox: WebInbox) -> None:
+    huge = item("plan", question="Ship it?", detail="x" * 1_000_000)
+    stream = await client.get("/events")
+    asked: dict[str, Any] = {}
+    async with anyio.create_task_group() as tasks:
+        asking = await start_ask(tasks, ctx, huge)
+        asked = await next_event(stream)
+        asking.controller.abort("moved on")
+        await next_event(stream)
+    stream.close()
+    kept = inbox._feed._recent  # pyright: ignore[reportPrivateUsage]  # the backlog a reconnecting page replays
+    assert len(kept) == 2 and all(len(event.data) < 200 for event in kept)
+    assert "x" * 1000 in await card(client, asked["id"])
+
+
+async def test_events_count_every_waiting_question_not_only_those_on_the_page(
+    client: Client, ctx: Context, store: Store
+) -> None:
+    for _ in range(150):
+        web_question(store, choice())
+    await client.get("/")  # the inbox counts from the store
+    stream = await client.get("/events")
+    async with anyio.create_task_group() as tasks:
+        asking = await start_ask(tasks, ctx, choice())
+        assert (await next_event(stream))["waiting"] == 151
+        asking.controller.abort("moved on")
+        assert (await next_event(stream))["waiting"] == 150
+    stream.close()
+
+
+async def test_a_card_is_only_for_the_signed_in_and_only_of_this_inbox(
+    anonymous: Client, store: Store, ledger: Ledger
+) -> None:
+    shown = web_question(store, choice())
+    elsewhere = QuestionRecord(questions=[choice()])
+    store.create_question(elsewhere)
+    store.add_delivery(elsewhere.id, "slack", "C1:1.2", {})
+    assert (await anonymous.get(f"/questions/{shown.id}/card")).status == 401
+    await anonymous.get(f"/?token={TOKEN}")
+    assert (await anonymous.get(f"/questions/{shown.id}/card")).status == 200
+    assert (await anonymous.get(f"/questions/{elsewhere.id}/card")).status == 404
+    assert (await anonymous.get("/questions/q_nope/card")).status == 404
 
 
 async def test_questions_of_other_channels_are_not_pushed(client: Client, store: Store, ledger: Ledger) -> None:

@@ -43,6 +43,7 @@
   const count = document.querySelector("[data-count]");
   const empty = document.querySelector("[data-empty]");
   const announcer = document.querySelector("[data-announcer]");
+  const firstPage = (pending.dataset.page || "1") === "1";
 
   const fragment = (html) => {
     const template = document.createElement("template");
@@ -55,39 +56,61 @@
   };
   const titleOf = (card) => card.querySelector("h2")?.textContent ?? "A question";
 
-  const refresh = () => {
-    const waiting = pending.querySelectorAll('[data-status="pending"]').length;
-    if (count) count.textContent = waiting === 0 ? "nothing pending" : waiting === 1 ? "1 question" : `${waiting} questions`;
+  // Events carry ids and the number waiting; a card's HTML is fetched when the page shows or updates it.
+  const fetchCard = async (id) => {
+    try {
+      const response = await fetch(`/questions/${encodeURIComponent(id)}/card`, { cache: "no-store" });
+      return response.ok ? fragment(await response.text()) : null;
+    } catch {
+      return null;
+    }
+  };
+
+  const refresh = (waiting) => {
+    if (Number.isInteger(waiting)) {
+      const many = waiting.toLocaleString("en-US");
+      if (count) count.textContent = waiting === 0 ? "nothing pending" : waiting === 1 ? "1 question" : `${many} questions`;
+      document.title = waiting ? `(${many}) handraise inbox` : "handraise inbox";
+    }
     if (empty) empty.hidden = pending.children.length > 0;
-    document.title = waiting ? `(${waiting}) handraise inbox` : "handraise inbox";
   };
 
   const handlers = {
-    asked(event) {
+    async asked(event) {
+      refresh(event.waiting);
+      if (!firstPage) {
+        announce("A new question is waiting on the first page");
+        return; // new questions are the newest: they belong on the first page
+      }
       if (cardOf(event.id)) return;
-      const card = fragment(event.html);
-      if (!card) return;
+      const card = await fetchCard(event.id);
+      if (!card || cardOf(event.id)) return;
       const by = card.querySelector('input[name="by"]');
       if (by instanceof HTMLInputElement && by.value === "") by.value = remembered();
       pending.prepend(card);
       refresh();
       announce(`New question: ${titleOf(card)}`);
     },
-    resolved(event) {
+    async resolved(event) {
+      refresh(event.waiting);
       const card = cardOf(event.id);
       if (!card) return;
+      const fresh = await fetchCard(event.id);
       card.dataset.status = event.status;
       card.classList.add("resolved");
       const outcome = card.querySelector("[data-outcome]");
-      if (outcome) outcome.innerHTML = event.html;
+      const told = fresh?.querySelector("[data-outcome]");
+      if (outcome && told) outcome.innerHTML = told.innerHTML;
+      else if (outcome) outcome.textContent = event.status;
       const body = card.querySelector("fieldset.body");
       if (body instanceof HTMLFieldSetElement) body.disabled = true;
-      refresh();
       announce(`${titleOf(card)}: ${event.status}`);
     },
-    partial(event) {
+    async partial(event) {
       const note = cardOf(event.id)?.querySelector("[data-partial]");
-      if (note) note.innerHTML = event.html;
+      if (!note) return;
+      const told = (await fetchCard(event.id))?.querySelector("[data-partial]");
+      if (told) note.innerHTML = told.innerHTML;
     },
     reload() {
       // Updates were missed. Reloading is safe unless someone is halfway through a form.
@@ -98,6 +121,9 @@
       if (live) live.textContent = "Out of date: reload when done";
     },
   };
+
+  // One event at a time, in order: a card fetched for "asked" is in place before its "resolved" is handled.
+  let handled = Promise.resolve();
 
   const source = new EventSource("/events");
   source.addEventListener("open", () => {
@@ -119,6 +145,6 @@
       return;
     }
     const handle = handlers[event.kind];
-    if (handle) handle(event);
+    if (handle) handled = handled.then(() => handle(event)).catch(() => undefined);
   });
 })();
