@@ -3,7 +3,8 @@
 Run: `uv run python bench/scale.py [COUNT] [--agent]`. Starts a real server in a subprocess (web inbox only, a fresh
 SQLite store), asks COUNT questions over the HTTP API, reads the server's resident memory, then answers every question
 by POSTing the inbox's answer form. Prints RSS per pending question and answers per second. With `--agent`, each
-question comes from its own agent (an id, a name and a label), as agents ask in practice.
+question comes from its own agent (an id, a name and a label), as agents ask in practice; with `--detail-kib N`, each
+carries N KiB of detail (a large plan to review), to see what one large question costs.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ async def in_parallel(count: int, job: Callable[[int], Awaitable[None]]) -> floa
     return time.perf_counter() - start
 
 
-async def run(count: int, server: subprocess.Popen[str], base: str, token: str, *, agent: bool) -> None:
+async def run(count: int, server: subprocess.Popen[str], base: str, token: str, *, agent: bool, detail: int) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     async with aiohttp.ClientSession(headers=headers) as http:
         ids: list[str] = [""] * (count + 1)
@@ -61,6 +62,8 @@ async def run(count: int, server: subprocess.Popen[str], base: str, token: str, 
             body: dict[str, object] = {
                 "questions": [{"id": "go", "question": f"Deploy build {index}?", "options": [{"label": "Yes"}]}]
             }
+            if detail:
+                body["questions"][0]["detail"] = f"{index} " + "x" * (detail * 1024)  # type: ignore[index]
             if agent:
                 body["agent"] = {"id": f"deploy-{index}", "name": f"deploy bot {index}", "labels": {"team": "ops"}}
             async with http.post(f"{base}/v1/questions", json=body) as reply:
@@ -93,7 +96,9 @@ async def run(count: int, server: subprocess.Popen[str], base: str, token: str, 
             left = (await health.json())["pending"]
         peak = rss_kib(server.pid, "VmHWM")
     per_question = (pending_rss - baseline) * 1024 / count
-    print(f"questions                  {count:>10,}{'  (each from its own agent)' if agent else ''}")
+    each = [*(["from its own agent"] if agent else []), *([f"with {detail:,} KiB of detail"] if detail else [])]
+    described = f"  (each {' and '.join(each)})" if each else ""
+    print(f"questions                  {count:>10,}{described}")
     print(f"asked over the API         {count / asked:>10,.0f} asks/s")
     rss = f"{baseline / 1024:.1f} MiB / {pending_rss / 1024:.1f} MiB (peak {peak / 1024:.1f})"
     print(f"server RSS before / with   {rss}")
@@ -102,9 +107,10 @@ async def run(count: int, server: subprocess.Popen[str], base: str, token: str, 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Many pending questions in one handraise serve process.")
     parser.add_argument("count", nargs="?", type=int, default=10_000, help="questions pending at once")
     parser.add_argument("--agent", action="store_true", help="each question from its own agent")
+    parser.add_argument("--detail-kib", type=int, default=0, help="KiB of detail in each question")
     options = parser.parse_args()
     count: int = options.count
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,7 +132,9 @@ def main() -> None:
                     token = found[1]
                     break
             assert token is not None, "the server did not print its inbox URL"
-            asyncio.run(run(count, server, f"http://127.0.0.1:{port}", token, agent=options.agent))
+            asyncio.run(
+                run(count, server, f"http://127.0.0.1:{port}", token, agent=options.agent, detail=options.detail_kib)
+            )
         finally:
             server.terminate()
             server.wait(timeout=30)

@@ -143,8 +143,8 @@ class ChannelAnswerer:
         return self.channel.name
 
     async def __call__(self, request: AskUserQuestionRequest, next_: Next) -> AskUserQuestionAnswer:
-        agent = AgentRef.from_agent(request.agent) if request.agent is not None else None
-        route = self.router.route(self.name, agent)
+        # No local for the agent's snapshot: this frame lives as long as the question waits.
+        route = self.router.route(self.name, AgentRef.from_agent(request.agent) if request.agent is not None else None)
         if route is None:
             return await next_()
         pending = self.ledger.hold(request)
@@ -152,7 +152,11 @@ class ChannelAnswerer:
         try:
             await self._deliver(pending, route)
             delivered = True
-            await self._wait(pending, route, next_)
+            if _nothing_to_do_meanwhile(route):
+                # No task group and no extra frame: they are most of a waiting question's memory.
+                await pending.resolved.wait()
+            else:
+                await self._wait(pending, route, next_)
         except anyio.get_cancelled_exc_class():
             if self.ledger.closing:
                 raise
@@ -190,11 +194,6 @@ class ChannelAnswerer:
         store.add_delivery(pending.id, self.name, sent.key, ref)
 
     async def _wait(self, pending: PendingQuestion, route: Route, next_: Next) -> None:
-        timers = (route.escalate_after, route.expire_after, route.remind_every)
-        if all(timer is None for timer in timers) and route.approvals == 1:
-            # No timers: skip the task group, which is most of a waiting question's memory.
-            await pending.resolved.wait()
-            return
         created = pending.record.created_at
         async with anyio.create_task_group() as group:
             if route.approvals > 1:
@@ -289,6 +288,12 @@ def _moment(value: object) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo is not None else None
+
+
+def _nothing_to_do_meanwhile(route: Route) -> bool:
+    """Whether a question on this route only waits: no escalation, expiry or reminders, no approvals to count."""
+    timers = (route.escalate_after, route.expire_after, route.remind_every)
+    return all(timer is None for timer in timers) and route.approvals == 1
 
 
 def outcome_of(record: QuestionRecord) -> AskUserQuestionAnswer:

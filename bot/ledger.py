@@ -38,6 +38,8 @@ class UnknownQuestion(HandraiseError, LookupError):
 class PendingQuestion:
     """One question while something in this process waits on it."""
 
+    __slots__ = ("holders", "record", "request", "resolved")  # thousands may wait at once
+
     def __init__(self, record: QuestionRecord, request: AskUserQuestionRequest | None) -> None:
         self.record = record
         self.request = request
