@@ -84,7 +84,8 @@ def click(action_id: str, value: str, ts: str) -> dict[str, Any]:
         "team": {"id": "T0"},
         "container": {"type": "message", "channel_id": "C0BENCH", "message_ts": ts},
         "trigger_id": "1.2.3",
-        "actions": [{"type": "button", "action_id": action_id, "value": value, "block_id": "b"}],
+        # Each real click has its own action_ts, which the channel records to recognise a re-delivery.
+        "actions": [{"type": "button", "action_id": action_id, "value": value, "block_id": "b", "action_ts": ts}],
         "state": {"values": {}},
     }
 
