@@ -21,6 +21,7 @@ from bot.clock import Clock
 from bot.errors import BotErrorCode, HandraiseError
 from bot.records import AgentRef, Approval, QuestionRecord, QuestionStatus, Resolution
 from bot.store import Store
+from bot.tasks import Latch
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionRequest
 
 log = logging.getLogger(__name__)
@@ -38,12 +39,12 @@ class UnknownQuestion(HandraiseError, LookupError):
 class PendingQuestion:
     """One question while something in this process waits on it."""
 
-    __slots__ = ("holders", "record", "request", "resolved")  # thousands may wait at once
+    __slots__ = ("_changed", "holders", "record", "request", "resolved")  # thousands may wait at once
 
     def __init__(self, record: QuestionRecord, request: AskUserQuestionRequest | None) -> None:
         self.record = record
         self.request = request
-        self.resolved = anyio.Event()
+        self.resolved = Latch()
         self._changed: anyio.Event | None = None  # made only when followed: most questions never are
         self.holders = 0
 
