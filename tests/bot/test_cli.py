@@ -22,8 +22,9 @@ async def run_cli(*argv: str) -> int:
 
 
 async def wait_for_question(running: Any) -> str:
+    """The question once it is delivered (so that an answer is audited after its delivery)."""
     with anyio.fail_after(10):
-        while not (pending := running.installation.store.list_questions(status="pending")):
+        while not (pending := running.installation.store.list_questions(status="pending", channel="web")):
             await anyio.sleep(0.02)
     return pending[0].id
 
