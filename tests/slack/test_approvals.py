@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,20 +17,24 @@ pytestmark = pytest.mark.anyio
 
 TS = "1700000000.000001"
 PLAN = plan_review()
-APPROVE = button("hr.pick.0.0", "0")
+
+
+def approve() -> dict[str, Any]:
+    """A click on Approve: each click is its own, with its own action_ts."""
+    return button("hr.pick.0.0", "0")
 
 
 async def test_the_first_approval_shows_progress_and_the_second_answers_naming_both(tmp_path: Path) -> None:
     async with slack_rig(tmp_path, subscription(approvals=2)) as rig:
         asked = rig.ask(PLAN)
         await rig.posted()
-        await rig.click(block_actions(APPROVE, ts=TS, user="U0ALICE"))
+        await rig.click(block_actions(approve(), ts=TS, user="U0ALICE"))
         (told,) = await rig.fake.wait_for("chat.postEphemeral")
         assert told["text"] == "Your approval is recorded: 1 of 2 approvals: <@U0ALICE>."
         (progress,) = await rig.fake.wait_for("chat.update")
         assert "1 of 2 approvals: <@U0ALICE>" in progress["blocks"][-1]["elements"][-1]["text"]
         assert any(block["type"] == "actions" for block in progress["blocks"])  # still answerable
-        await rig.click(block_actions(APPROVE, ts=TS, user="U0BOB"))
+        await rig.click(block_actions(approve(), ts=TS, user="U0BOB"))
         answer = await asked.answer()
         assert answer.answers[0].selected == ["Approve"]
         final = (await rig.fake.wait_for("chat.update", 2))[-1]
@@ -41,8 +46,8 @@ async def test_one_person_clicking_approve_twice_counts_once(tmp_path: Path) -> 
     async with slack_rig(tmp_path, subscription(approvals=2)) as rig:
         rig.ask(PLAN)
         await rig.posted()
-        await rig.click(block_actions(APPROVE, ts=TS, user="U0ALICE"))
-        await rig.click(block_actions(APPROVE, ts=TS, user="U0ALICE"))
+        await rig.click(block_actions(approve(), ts=TS, user="U0ALICE"))
+        await rig.click(block_actions(approve(), ts=TS, user="U0ALICE"))
         told = await rig.fake.wait_for("chat.postEphemeral", 2)
         assert told[1]["text"] == "You had already approved this: 1 of 2 approvals: <@U0ALICE>."
         assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
@@ -53,7 +58,7 @@ async def test_a_slack_approval_is_counted_under_the_users_email_address(tmp_pat
         rig.fake.emails["U0ALICE"] = "Alice@Example.org"
         rig.ask(PLAN)
         await rig.posted()
-        await rig.click(block_actions(APPROVE, ts=TS, user="U0ALICE"))
+        await rig.click(block_actions(approve(), ts=TS, user="U0ALICE"))
         await rig.fake.wait_for("chat.postEphemeral")
         record = rig.ledger.store.get_question(rig.question_id())
         assert record is not None and [a.identity for a in record.approvals] == ["alice@example.org"]
@@ -63,7 +68,7 @@ async def test_reject_from_one_responder_ends_it_at_once(tmp_path: Path) -> None
     async with slack_rig(tmp_path, subscription(approvals=2)) as rig:
         asked = rig.ask(PLAN)
         await rig.posted()
-        await rig.click(block_actions(APPROVE, ts=TS, user="U0ALICE"))
+        await rig.click(block_actions(approve(), ts=TS, user="U0ALICE"))
         await rig.click(block_actions(button("hr.pick.0.1", "1"), ts=TS, user="U0BOB"))
         assert (await asked.answer()).answers[0].selected == ["Reject"]
 
