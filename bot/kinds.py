@@ -8,6 +8,7 @@ from __future__ import annotations
 from bot.email.kind import EMAIL
 from bot.kind import KindRegistry
 from bot.slack.kind import SLACK
+from bot.telegram.kind import TELEGRAM
 from bot.web.kind import WEB
 
-KINDS = KindRegistry(SLACK, EMAIL, WEB)
+KINDS = KindRegistry(SLACK, TELEGRAM, EMAIL, WEB)

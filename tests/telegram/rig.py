@@ -1,0 +1,127 @@
+"""The Telegram channel on a real seam, ledger and python-telegram-bot `Bot`, long-polling the fake Bot API."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from bot.channel import install_channel
+from bot.clock import FakeClock
+from bot.ledger import Ledger
+from bot.routing import Router
+from bot.store import Store
+from bot.telegram.channel import TelegramChannel
+from bot.telegram.settings import TelegramSettings, TelegramSubscription
+from bot.telegram.transport import make_bot
+from core import (
+    AbortSignal,
+    Agent,
+    AgentRegistry,
+    AskUserQuestionItem,
+    AskUserQuestionRequest,
+    Context,
+    UserQuestionService,
+)
+from tests.background_ask import Asked, ask_in_background
+
+from .fake_telegram import TOKEN, FakeTelegram, fake_telegram, user
+
+CHAT = -100123
+ALICE = user(111, "Alice")
+BOB = user(222, "Bob")
+MALLORY = user(666, "Mallory")
+
+
+@dataclass
+class Waits:
+    """The transport's sleeps, recorded instead of waited (a retry_after of 30 s takes no time in a test)."""
+
+    seconds: list[float] = field(default_factory=list[float])
+
+    async def __call__(self, seconds: float) -> None:
+        self.seconds.append(seconds)
+        await anyio.sleep(0)
+
+
+@dataclass
+class TelegramRig:
+    fake: FakeTelegram
+    channel: TelegramChannel
+    ledger: Ledger
+    clock: FakeClock
+    ctx: Context
+    tasks: TaskGroup
+    agent: Agent
+    waits: Waits
+
+    def ask(
+        self, *questions: AskUserQuestionItem, agent: Agent | bool | None = True, signal: AbortSignal | None = None
+    ) -> Asked:
+        chosen = self.agent if agent is True else None if agent is False else agent
+        request = AskUserQuestionRequest(questions=list(questions), agent=chosen, signal=signal)
+        return ask_in_background(self.tasks, self.ctx, request)
+
+    async def sent(self, count: int = 1) -> tuple[int, int]:
+        """The (chat, message id) of the `count`-th message sent, once it has been."""
+        args = (await self.fake.wait_for("sendMessage", count))[count - 1]
+        chat = self.fake.chats.get(args["chat_id"]) or int(args["chat_id"])
+        ids = [key for key in self.fake.messages if key[0] == chat]
+        return ids[count - 1] if len(ids) >= count else ids[-1]
+
+    def message(self, where: tuple[int, int]) -> dict[str, Any]:
+        return self.fake.messages[where]
+
+    def question_id(self) -> str:
+        return self.ledger.store.list_questions(limit=1)[0].id
+
+    async def until(self, predicate: Any, seconds: float = 5) -> None:
+        """Wait for the channel to act on an update (it polls for it first)."""
+        with anyio.fail_after(seconds):
+            while not predicate():
+                await anyio.sleep(0.005)
+
+
+def subscription(**fields: Any) -> TelegramSubscription:
+    return TelegramSubscription.model_validate({"chat": CHAT} | fields)
+
+
+@asynccontextmanager
+async def telegram_rig(
+    tmp_path: Path, *subscriptions: TelegramSubscription, store: Store | None = None, poll: bool = True
+) -> AsyncIterator[TelegramRig]:
+    async with fake_telegram() as fake, anyio.create_task_group() as tasks:
+        rig = await _start(fake, tasks, tmp_path, list(subscriptions), store, poll)
+        yield rig
+        tasks.cancel_scope.cancel()
+    await rig.channel.close()
+
+
+async def _start(
+    fake: FakeTelegram,
+    tasks: TaskGroup,
+    tmp_path: Path,
+    subscriptions: list[TelegramSubscription],
+    store: Store | None,
+    poll: bool,
+) -> TelegramRig:
+    settings = TelegramSettings(api_url=fake.url, subscriptions=subscriptions or [subscription()])
+    waits = Waits()
+    channel = TelegramChannel(settings, bot=make_bot(TOKEN, fake.url, poll_seconds=1), poll_seconds=1, sleep=waits)
+    clock = FakeClock()
+    ledger = Ledger(store or Store.open(tmp_path / "handraise.db"), clock)
+    ctx = Context()
+    ctx.plugin(AgentRegistry)
+    ctx.plugin(UserQuestionService)
+    install_channel(ctx, channel, Router(["telegram"], {"telegram": settings.subscriptions}), ledger)
+    agent = Agent("deploy-7", name="deploy-bot")
+    assert ctx.agents is not None
+    ctx.agents.enter(agent)
+    if poll:
+        tasks.start_soon(channel.run)
+    return TelegramRig(fake, channel, ledger, clock, ctx, tasks, agent, waits)
