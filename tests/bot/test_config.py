@@ -28,6 +28,7 @@ EXAMPLE_ENV = {
     for name in (
         "SLACK_BOT_TOKEN",
         "SLACK_SIGNING_SECRET",
+        "TELEGRAM_BOT_TOKEN",
         "HANDRAISE_EMAIL_SECRET",
         "HANDRAISE_SMTP_PASSWORD",
         "HANDRAISE_IMAP_PASSWORD",
@@ -57,7 +58,7 @@ def test_no_config_file_runs_the_web_inbox_alone(tmp_path: Path, monkeypatch: py
 
 def test_example_file_loads_with_its_environment_variables_set() -> None:
     config = load_config(EXAMPLE, environ=EXAMPLE_ENV)
-    assert config.answerers == ["slack", "email", "web"]
+    assert config.answerers == ["slack", "telegram", "email", "web"]
     assert config.store.path == str(EXAMPLE.parent / "handraise.db")
     assert config.slack is not None and config.email is not None
     deploys, infra = config.slack.subscriptions
@@ -69,6 +70,9 @@ def test_example_file_loads_with_its_environment_variables_set() -> None:
     assert (infra.labels, infra.user, infra.channel) == ({"team": "infra"}, "U0789IJKL", None)
     assert config.email.subscriptions[0].to == ["oncall@example.org"]
     assert config.email.imap.poll_interval == timedelta(seconds=60)
+    assert config.telegram is not None
+    (release,) = config.telegram.subscriptions
+    assert (release.chat, release.topic, release.responders) == (-1001234567890, "agent", ["111111111", "222222222"])
 
 
 def reachable_models(model: type[BaseModel]) -> set[type[BaseModel]]:
@@ -272,7 +276,7 @@ def test_answerers_naming_an_absent_channel_is_refused() -> None:
 
 def test_answerers_naming_an_unknown_channel_is_refused() -> None:
     err = error_for('[bot]\nanswerers = ["web", "sms"]\n')
-    assert str(err) == 'config.toml:2: bot.answerers[1]: "sms" is not a channel; use "slack", "email" or "web"'
+    assert str(err) == 'config.toml:2: bot.answerers[1]: "sms" is not a channel; use "slack", "telegram", "email" or "web"'
 
 
 def test_toml_syntax_error_gives_its_line() -> None:

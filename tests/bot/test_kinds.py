@@ -63,11 +63,11 @@ def fax(**changes: Any) -> ChannelKind[Any]:
 FAX_CONFIG = {"fax": {"subscriptions": [{"agents": ["deploy-*"], "number": "+1 555 0100"}]}}
 
 
-def test_the_registry_lists_slack_email_and_web_in_waterfall_order() -> None:
-    assert KINDS.names == ("slack", "email", "web")
+def test_the_registry_lists_slack_telegram_email_and_web_in_waterfall_order() -> None:
+    assert KINDS.names == ("slack", "telegram", "email", "web")
 
 
-def test_a_fourth_kind_gets_its_own_config_table() -> None:
+def test_another_kind_gets_its_own_config_table() -> None:
     config = KindRegistry(*KINDS, fax()).config_model().model_validate(FAX_CONFIG)
     settings = config.channel("fax")
     assert isinstance(settings, FaxSettings) and settings.subscriptions[0].number == "+1 555 0100"

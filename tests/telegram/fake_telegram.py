@@ -17,7 +17,7 @@ from aiohttp import web
 TOKEN = "123456:test-token"
 BOT_ID = 123456
 BOT_USER = {"id": BOT_ID, "is_bot": True, "first_name": "handraise", "username": "handraise_bot"}
-_JSON_FIELDS = ("reply_markup", "reply_parameters", "allowed_updates", "link_preview_options")
+_JSON_FIELDS = ("reply_markup", "reply_parameters", "allowed_updates", "link_preview_options", "show_alert")
 
 
 @dataclass(frozen=True)

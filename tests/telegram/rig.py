@@ -95,11 +95,17 @@ def subscription(**fields: Any) -> TelegramSubscription:
 async def telegram_rig(
     tmp_path: Path, *subscriptions: TelegramSubscription, store: Store | None = None, poll: bool = True
 ) -> AsyncIterator[TelegramRig]:
-    async with fake_telegram() as fake, anyio.create_task_group() as tasks:
-        rig = await _start(fake, tasks, tmp_path, list(subscriptions), store, poll)
-        yield rig
-        tasks.cancel_scope.cancel()
-    await rig.channel.close()
+    started: list[TelegramRig] = []
+    async with fake_telegram() as fake:
+        try:
+            async with anyio.create_task_group() as tasks:
+                started.append(await _start(fake, tasks, tmp_path, list(subscriptions), store, poll))
+                yield started[0]
+                tasks.cancel_scope.cancel()
+        finally:
+            # After the task group: the base shows a cancelled question's outcome on the way out.
+            for rig in started:
+                await rig.channel.close()
 
 
 async def _start(
