@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from bot.channel import install_channel
 from bot.clock import FakeClock
 from bot.ledger import Ledger
+from bot.records import QuestionRecord
 from bot.routing import Router
 from bot.store import Store
 from bot.telegram.channel import TelegramChannel
@@ -33,6 +35,7 @@ from tests.background_ask import Asked, ask_in_background
 from .fake_telegram import TOKEN, FakeTelegram, fake_telegram, user
 
 CHAT = -100123
+WEBHOOK_URL = "https://bot.example.org/telegram/webhook"
 ALICE = user(111, "Alice")
 BOB = user(222, "Bob")
 MALLORY = user(666, "Mallory")
@@ -46,7 +49,7 @@ class Waits:
 
     async def __call__(self, seconds: float) -> None:
         self.seconds.append(seconds)
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
 
 
 @dataclass
@@ -77,6 +80,13 @@ class TelegramRig:
     def message(self, where: tuple[int, int]) -> dict[str, Any]:
         return self.fake.messages[where]
 
+    def resume(self, record: QuestionRecord) -> Asked:
+        """Wait again for a pending question from the store, as `serve` does after a restart for API questions."""
+        agent = self.agent if record.agent is not None and record.agent.id == self.agent.id else None
+        request = AskUserQuestionRequest(questions=record.questions, agent=agent)
+        self.ledger.bind(request, record)
+        return ask_in_background(self.tasks, self.ctx, request)
+
     def question_id(self) -> str:
         return self.ledger.store.list_questions(limit=1)[0].id
 
@@ -93,34 +103,52 @@ def subscription(**fields: Any) -> TelegramSubscription:
 
 @asynccontextmanager
 async def telegram_rig(
-    tmp_path: Path, *subscriptions: TelegramSubscription, store: Store | None = None, poll: bool = True
+    tmp_path: Path,
+    *subscriptions: TelegramSubscription,
+    fake: FakeTelegram | None = None,
+    webhook_secret: str | None = None,
+    **settings: Any,
 ) -> AsyncIterator[TelegramRig]:
-    started: list[TelegramRig] = []
-    async with fake_telegram() as fake:
+    """The channel installed on a fresh seam; it long-polls `fake` (a new one unless given: give the same one to
+    two rigs in turn to restart the bot), or with `webhook_secret` runs in webhook mode."""
+    async with AsyncExitStack() as stack:
+        if fake is None:
+            fake = await stack.enter_async_context(fake_telegram())
+        started: list[TelegramRig] = []
         try:
             async with anyio.create_task_group() as tasks:
-                started.append(await _start(fake, tasks, tmp_path, list(subscriptions), store, poll))
+                started.append(_start(fake, tasks, tmp_path, list(subscriptions), webhook_secret, settings))
+                if webhook_secret is None:
+                    tasks.start_soon(started[0].channel.run)
                 yield started[0]
+                # Stopping is not the agents' cancelling: their questions stay pending for the next run.
+                started[0].ledger.close()
                 tasks.cancel_scope.cancel()
         finally:
             # After the task group: the base shows a cancelled question's outcome on the way out.
             for rig in started:
                 await rig.channel.close()
+                rig.ledger.store.close()
 
 
-async def _start(
+def _start(
     fake: FakeTelegram,
     tasks: TaskGroup,
     tmp_path: Path,
     subscriptions: list[TelegramSubscription],
-    store: Store | None,
-    poll: bool,
+    webhook_secret: str | None,
+    fields: dict[str, Any],
 ) -> TelegramRig:
-    settings = TelegramSettings(api_url=fake.url, subscriptions=subscriptions or [subscription()])
+    if webhook_secret is not None:
+        fields = {"mode": "webhook", "webhook_url": WEBHOOK_URL, "webhook_secret_env": "SECRET"} | fields
+    settings = TelegramSettings.model_validate(
+        {"api_url": fake.url, "subscriptions": subscriptions or [subscription()]} | fields
+    )
     waits = Waits()
-    channel = TelegramChannel(settings, bot=make_bot(TOKEN, fake.url, poll_seconds=1), poll_seconds=1, sleep=waits)
+    bot = make_bot(TOKEN, fake.url, poll_seconds=1)
+    channel = TelegramChannel(settings, bot=bot, poll_seconds=1, sleep=waits, webhook_secret=webhook_secret)
     clock = FakeClock()
-    ledger = Ledger(store or Store.open(tmp_path / "handraise.db"), clock)
+    ledger = Ledger(Store.open(tmp_path / "handraise.db"), clock)
     ctx = Context()
     ctx.plugin(AgentRegistry)
     ctx.plugin(UserQuestionService)
@@ -128,6 +156,4 @@ async def _start(
     agent = Agent("deploy-7", name="deploy-bot")
     assert ctx.agents is not None
     ctx.agents.enter(agent)
-    if poll:
-        tasks.start_soon(channel.run)
     return TelegramRig(fake, channel, ledger, clock, ctx, tasks, agent, waits)
