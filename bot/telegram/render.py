@@ -24,9 +24,13 @@ MAX_TEXT = 4096
 MAX_QUESTIONS = 10
 MAX_PARTS = 4
 """Messages a long detail may take before the question; beyond them it is cut."""
-DETAIL_INLINE = 2400
+DETAIL_INLINE = 1500
 """A detail up to this many units shows in the question message; a longer one goes in parts before it."""
-PART_TEXT = 3900
+PART_TEXT = 3800
+OPTIONS_TEXT = 600
+"""Room for the numbered list of options (with descriptions) in the question message."""
+SO_FAR_SHOWN = 4
+"""Answers so far shown above the current question of a request; earlier ones are counted."""
 BUTTON_TEXT = 48
 """A button shows this much of a label; the full labels are then listed in the text."""
 MAX_ALERT = 200
@@ -181,20 +185,28 @@ def detail_parts(record: QuestionRecord) -> tuple[str, ...]:
     return tuple(parts)
 
 
-def _options_text(question: AskUserQuestionItem) -> str | None:
-    """Numbered options with descriptions, when buttons alone cannot show them in full."""
+def _lists_options(question: AskUserQuestionItem) -> bool:
+    """Whether the buttons alone cannot show the options in full (descriptions, long labels)."""
     options = question.options or []
     described = any(option.description and option.description.strip() for option in options)
-    if not described and not any(len(option.label) > BUTTON_TEXT for option in options):
+    return described or any(len(option.label) > BUTTON_TEXT for option in options)
+
+
+def _options_text(question: AskUserQuestionItem) -> str | None:
+    """Numbered options with descriptions, within OPTIONS_TEXT units; the rest are counted."""
+    if not _lists_options(question):
         return None
-    budget = max(60, 1200 // max(1, len(options)))
-    lines = []
+    options = question.options or []
+    shown: list[str] = []
     for number, option in enumerate(options, start=1):
-        line = f"{number}. <b>{escape_clipped(option.label, budget)}</b>"
+        line = f"{number}. <b>{escape_clipped(option.label, 200)}</b>"
         if option.description and option.description.strip():
-            line += f" — {escape_clipped(one_line(option.description), budget)}"
-        lines.append(line)
-    return "\n".join(lines)
+            line += f" — {escape_clipped(one_line(option.description), 200)}"
+        if sum(units(kept) + 1 for kept in shown) + units(line) > OPTIONS_TEXT - 40:
+            shown.append(f"{ELLIPSIS} and {len(options) - len(shown)} more on the buttons")
+            break
+        shown.append(line)
+    return "\n".join(shown)
 
 
 def _asked_head(record: QuestionRecord, index: int) -> str:
@@ -205,21 +217,24 @@ def _asked_head(record: QuestionRecord, index: int) -> str:
     return head
 
 
-def _so_far(record: QuestionRecord, names: Mapping[str, str], budget: int) -> list[str]:
+def _so_far(record: QuestionRecord) -> list[str]:
     lines = []
     for index, question in enumerate(record.questions):
         item = record.partial.get(question.id)
         if item is None:
             continue
         title = escape_clipped(one_line(question.header or question.question), 60)
-        lines.append(f"{TICK} {index + 1}. <i>{title}</i> — {answer_text(item, budget)}")
+        lines.append(f"{TICK} {index + 1}. <i>{title}</i> — {answer_text(item, 60)}")
+    if len(lines) > SO_FAR_SHOWN:
+        earlier = len(lines) - SO_FAR_SHOWN + 1
+        lines = [f"{TICK} {earlier} earlier questions answered", *lines[-(SO_FAR_SHOWN - 1) :]]
     return lines
 
 
 def _buttons(question: AskUserQuestionItem, index: int, mask: int) -> list[list[Button]]:
     options = question.options or []
     rows: list[list[Button]] = []
-    numbered = _options_text(question) is not None
+    numbered = _lists_options(question)
     for number, option in enumerate(options):
         label = option.label if not numbered else f"{number + 1}. {option.label}"
         shown = label if len(label) <= BUTTON_TEXT else label[: BUTTON_TEXT - 1].rstrip() + ELLIPSIS
@@ -246,9 +261,9 @@ def render_question(
     index = current_question(record)
     question = record.questions[index]
     blocks = [_asked_head(record, index)]
-    blocks += _so_far(record, names, 200)
+    blocks += _so_far(record)
     asked = f"<b>{escape_clipped(one_line(question.header), 120)}</b>\n" if question.header else ""
-    blocks.append(asked + escape_clipped(question.question.strip(), 900))
+    blocks.append(asked + escape_clipped(question.question.strip(), 700))
     if options := _options_text(question):
         blocks.append(options)
     if question.detail and question.detail.strip():
@@ -266,6 +281,7 @@ def render_question(
     if note:
         blocks.append(escape_clipped(note, 300))
     text = "\n\n".join(blocks)
+    assert units(text) <= MAX_TEXT, "every piece has a budget that keeps the message within Telegram's limit"
     return TelegramMessage(text, _buttons(question, index, mask), detail_parts(record))
 
 
