@@ -9,6 +9,7 @@ the first without an answer yet, with the answers so far above it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -84,6 +85,19 @@ def escape_clipped(text: str, limit: int) -> str:
         kept.append(piece)
         budget -= units(piece)
     return "".join(kept).rstrip() + ELLIPSIS
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def code_spans(escaped: str) -> str:
+    """Markdown `code` in escaped agent text shown as code (agents write markdown); the text stays escaped."""
+    return _CODE.sub(r"<code>\1</code>", escaped)
+
+
+def _fitting_code(chunk: str) -> str:
+    converted = code_spans(chunk)
+    return converted if units(converted) <= PART_TEXT else chunk
 
 
 def one_line(text: str) -> str:
@@ -167,7 +181,7 @@ def _detail_parts(question: AskUserQuestionItem) -> list[str]:
 
 
 def has_long_detail(question: AskUserQuestionItem) -> bool:
-    return units(escape((question.detail or "").strip("\n"))) > DETAIL_INLINE
+    return units(code_spans(escape((question.detail or "").strip("\n")))) > DETAIL_INLINE
 
 
 def detail_parts(record: QuestionRecord) -> tuple[str, ...]:
@@ -181,7 +195,9 @@ def detail_parts(record: QuestionRecord) -> tuple[str, ...]:
         title = escape_clipped(one_line(question.header or question.question), 120)
         lead = f"Question {index + 1}: " if batch else ""
         for number, chunk in enumerate(chunks, start=1):
-            parts.append(f"📄 <b>{lead}{title}</b> ({number}/{len(chunks)})\n<blockquote>{chunk}</blockquote>")
+            parts.append(
+                f"📄 <b>{lead}{title}</b> ({number}/{len(chunks)})\n<blockquote>{_fitting_code(chunk)}</blockquote>"
+            )
     return tuple(parts)
 
 
@@ -270,7 +286,7 @@ def render_question(
         if has_long_detail(question):
             blocks.append("<i>📄 The detail is in the message above.</i>")
         else:
-            blocks.append(f"<blockquote expandable>{escape(question.detail.strip(chr(10)))}</blockquote>")
+            blocks.append(f"<blockquote expandable>{code_spans(escape(question.detail.strip(chr(10))))}</blockquote>")
     if question.multi_select and question.options:
         hint = "Tick the options that apply, then Submit · or reply to this message in your own words"
     elif question.options:
@@ -331,6 +347,9 @@ def render_outcome(record: QuestionRecord, names: Mapping[str, str] | None = Non
         number = f"{index + 1}. " if len(record.questions) > 1 else ""
         asked = escape_clipped(one_line(question.header or question.question), min(300, per_question))
         line = f"{number}<i>{asked}</i>"
+        if len(record.questions) == 1 and question.detail and question.detail.strip() and not has_long_detail(question):
+            # What was approved (or answered) stays readable beside the answer, as it was asked.
+            line += f"\n<blockquote expandable>{code_spans(escape(question.detail.strip(chr(10))))}</blockquote>"
         if (item := answers.get(question.id)) is not None:
             line += f"\n→ {answer_text(item, per_question)}"
         blocks.append(line)
