@@ -25,9 +25,9 @@ from telegram import (
 )
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError, TimedOut
-from telegram.request import HTTPXRequest
 
 from bot.errors import BotErrorCode, HandraiseError
+from bot.telegram.http import AiohttpRequest
 from bot.telegram.render import Button
 
 # python-telegram-bot 22 warns on every read of a time period unless told to hand out timedeltas, which is what its
@@ -64,9 +64,9 @@ class TelegramCallError(HandraiseError):
 
 
 def make_bot(token: str, api_url: str, *, request_seconds: float = REQUEST_SECONDS, poll_seconds: int = 50) -> Bot:
-    """A Bot on `api_url` (`https://api.telegram.org` or a double), with a connection pool for concurrent calls."""
-    request = HTTPXRequest(connection_pool_size=16, read_timeout=request_seconds, connect_timeout=request_seconds)
-    polling = HTTPXRequest(connection_pool_size=1, read_timeout=poll_seconds + request_seconds)
+    """A Bot on `api_url` (`https://api.telegram.org` or a double) that sends with aiohttp (`bot.telegram.http`)."""
+    request = AiohttpRequest(pool_size=16, read_timeout=request_seconds, connect_timeout=request_seconds)
+    polling = AiohttpRequest(pool_size=1, read_timeout=poll_seconds + request_seconds, connect_timeout=request_seconds)
     return Bot(
         token,
         base_url=f"{api_url}/bot",

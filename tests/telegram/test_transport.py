@@ -9,10 +9,11 @@ import pytest
 
 from bot.channel import DeliveryError
 from bot.records import QuestionRecord
+from bot.telegram.transport import TelegramCallError, TelegramTransport, make_bot
 from core import AskUserQuestionItem, AskUserQuestionOption, UserQuestionError
 
-from .fake_telegram import BOT_ID, fake_telegram, user
-from .rig import ALICE, CHAT, TelegramRig, subscription, telegram_rig
+from .fake_telegram import BOT_ID, TOKEN, fake_telegram, user
+from .rig import ALICE, CHAT, TelegramRig, Waits, subscription, telegram_rig
 from .test_answering import checks, choice, free, press
 
 pytestmark = pytest.mark.anyio
@@ -199,3 +200,14 @@ async def test_a_reply_to_a_message_that_is_not_the_bots_answers_nothing(tmp_pat
         )
         rig.fake.reply(*where, ALICE, "Borealis")
         assert (await asked.answer()).answers[0].custom == "Borealis"  # the impostor's reply, first, counted not
+
+
+async def test_an_unreachable_telegram_fails_the_ask_after_bounded_retries(tmp_path: Path) -> None:
+    async with fake_telegram() as fake:
+        closed = fake.url  # the fake stops below: nothing listens there any more
+    waits = Waits()
+    transport = TelegramTransport(make_bot(TOKEN, closed), sleep=waits, retries=2, backoff=0.5)
+    with pytest.raises(TelegramCallError, match="connection_failed") as caught:
+        await transport.send(CHAT, "hello")
+    assert caught.value.method == "getMe" and waits.seconds == [0.5, 1.0]
+    await transport.close()
