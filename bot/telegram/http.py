@@ -32,8 +32,7 @@ class AiohttpRequest(BaseRequest):
         return self._read_timeout
 
     async def initialize(self) -> None:
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self._pool_size))
+        """Nothing yet: the session opens with the first request, so a pool never used is never left open."""
 
     async def shutdown(self) -> None:
         if self._session is not None and not self._session.closed:
@@ -51,8 +50,8 @@ class AiohttpRequest(BaseRequest):
         pool_timeout: Any = _UNSET,
     ) -> tuple[int, bytes]:
         """One request; raises TimedOut or NetworkError (which the Bot and the transport know) on failure."""
-        if self._session is None:
-            raise RuntimeError("AiohttpRequest is not initialized; the Bot initializes it")
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self._pool_size))
         if request_data is not None and request_data.contains_files:
             raise NetworkError("handraise sends no files to Telegram")
         read = self._read_timeout if read_timeout is _UNSET else read_timeout

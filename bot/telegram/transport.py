@@ -245,6 +245,8 @@ class TelegramTransport:
         if self._started:
             await self.bot.shutdown()
             self._started = False
+        else:
+            await self.bot.request.shutdown()  # getMe failed: the bot never started, but its pool may be open
 
 
 def _seconds(value: int | float | timedelta) -> float:
