@@ -171,7 +171,10 @@ class TelegramChannel(Channel):
         """Long polling (the default) for as long as the channel runs; in webhook mode, register the webhook."""
         if self.settings.mode == "webhook":
             assert self.settings.webhook_url is not None and self.webhook_secret is not None
-            await self.transport.set_webhook(self.settings.webhook_url, self.webhook_secret)
+            url, secret = self.settings.webhook_url, self.webhook_secret
+            await updates.keep_trying(
+                self.transport, lambda: self.transport.set_webhook(url, secret), "set the webhook"
+            )
             return
         await updates.poll(self.transport, self.handle, self.poll_seconds)
 

@@ -35,7 +35,7 @@ async def poll(transport: TelegramTransport, handle: Handle, poll_seconds: int) 
     Asking with `offset` = the last id + 1 confirms everything before it, so Telegram drops it; an update handled
     but not yet confirmed when the program stops comes again after a restart, and `handle` recognises it.
     """
-    await transport.delete_webhook()
+    await keep_trying(transport, transport.delete_webhook, "start polling")
     offset: int | None = None
     while True:
         try:
@@ -47,6 +47,18 @@ async def poll(transport: TelegramTransport, handle: Handle, poll_seconds: int) 
         for update in batch:
             offset = update.update_id + 1
             await handle(update)
+
+
+async def keep_trying(transport: TelegramTransport, call: Callable[[], Awaitable[None]], what: str) -> None:
+    """Make a start-up call until it works: a bad token or an outage is logged and retried, never a crash of
+    `serve`, which runs the other channels too."""
+    while True:
+        try:
+            await call()
+            return
+        except TelegramCallError as failure:
+            log.error("telegram: cannot %s (%s); trying again in %gs", what, failure, POLL_PAUSE)
+            await transport.sleep(POLL_PAUSE)
 
 
 def read_update(body: bytes, bot: Bot) -> Update | None:

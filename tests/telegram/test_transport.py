@@ -211,3 +211,14 @@ async def test_an_unreachable_telegram_fails_the_ask_after_bounded_retries(tmp_p
         await transport.send(CHAT, "hello")
     assert caught.value.method == "getMe" and waits.seconds == [0.5, 1.0]
     await transport.close()
+
+
+async def test_a_refused_start_is_logged_and_retried_not_a_crash(tmp_path: Path) -> None:
+    async with fake_telegram() as fake:
+        fake.fail("deleteWebhook", "Unauthorized", status=401, times=2)
+        async with telegram_rig(tmp_path, fake=fake) as rig:
+            asked = rig.ask(choice())
+            where = await rig.sent()
+            press(rig, where, ALICE, "Staging")
+            assert (await asked.answer()).answers[0].selected == ["Staging"]
+            assert rig.waits.seconds[:2] == [5.0, 5.0]
