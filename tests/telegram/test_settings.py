@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from textwrap import dedent
 
 import pytest
 
+from bot.clock import FakeClock
 from bot.config import ConfigError, parse_config
+from bot.kind import BuildContext
+from bot.ledger import Ledger
+from bot.store import Store
+from bot.telegram.channel import TelegramChannel
+from bot.telegram.kind import TELEGRAM
+from bot.telegram.settings import TelegramSettings
 
 
 def error_for(text: str) -> str:
@@ -54,3 +62,19 @@ def test_the_webhook_url_must_be_https() -> None:
 def test_webhook_mode_needs_its_secret_in_the_environment() -> None:
     text = '[telegram]\nmode = "webhook"\nwebhook_url = "https://x.example/h"\nwebhook_secret_env = "HOOK"\n'
     assert "HOOK is not set" in error_for(text)
+
+
+def test_the_kind_builds_the_channel_with_its_secrets_from_the_environment(tmp_path: Path) -> None:
+    settings = TelegramSettings(
+        mode="webhook",
+        webhook_url="https://x.example/telegram/webhook",
+        webhook_secret_env="HOOK",
+        api_url="http://127.0.0.1:9",
+    )
+    ledger = Ledger(Store.open(tmp_path / "h.db"), FakeClock())
+    channel = TELEGRAM.build(settings, BuildContext(ledger, environ={"TELEGRAM_BOT_TOKEN": "1:abc", "HOOK": "s3"}))
+    assert isinstance(channel, TelegramChannel)
+    assert channel.webhook_secret == "s3"
+    assert channel.transport.bot.base_url == "http://127.0.0.1:9/bot1:abc"
+    assert [secret for _, secret in TELEGRAM.secrets(settings)] == ["TELEGRAM_BOT_TOKEN", "HOOK"]
+    ledger.store.close()
