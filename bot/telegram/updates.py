@@ -72,6 +72,10 @@ def read_update(body: bytes, bot: Bot) -> Update | None:
         return None
 
 
+def _too_large() -> web.Response:
+    return web.json_response({"ok": False, "error": "too large"}, status=413)
+
+
 def webhook_handler(bot: Bot, secret: str, handle: Handle) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     """The aiohttp handler for `/telegram/webhook`."""
     expected = secret.encode()
@@ -81,10 +85,10 @@ def webhook_handler(bot: Bot, secret: str, handle: Handle) -> Callable[[web.Requ
         if not hmac.compare_digest(given, expected):
             return web.json_response({"ok": False, "error": "bad secret token"}, status=401)
         if request.content_length is not None and request.content_length > MAX_BODY:
-            return web.json_response({"ok": False, "error": "too large"}, status=413)
+            return _too_large()
         body = await request.content.read(MAX_BODY + 1)
         if len(body) > MAX_BODY:
-            return web.json_response({"ok": False, "error": "too large"}, status=413)
+            return _too_large()
         update = read_update(body, bot)
         if update is None:
             return web.json_response({"ok": False, "error": "not a Telegram update"}, status=400)
