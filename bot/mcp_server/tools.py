@@ -32,6 +32,7 @@ from mcp.server.lowlevel import Server
 from bot.client import compact_answer
 from bot.mcp_server.relay import QuestionRelay
 from bot.records import AgentRef
+from bot.validation import RequestRefused, check_ask_payload
 from core import AskUserQuestionTool, UserQuestionError, parse_questions
 
 MAX_WAIT_SECONDS = 300.0
@@ -151,6 +152,8 @@ class QuestionTools:
         try:
             if params.name == "ask_user_question":
                 wait = self._wait_seconds(arguments)
+                # The HTTP API's own checks (duplicate ids, control characters, sizes): /mcp does not pass through it.
+                check_ask_payload({"questions": arguments.get("questions")})
                 questions = parse_questions({k: v for k, v in arguments.items() if k != "wait_seconds"})
                 question_id = await self.relay.ask(questions, agent_of(ctx, self.labels))
                 return await self._await(ctx, question_id, wait)
@@ -160,6 +163,8 @@ class QuestionTools:
                 handle = _handle(arguments)
                 await self.relay.cancel(handle)
                 return _result({"status": "cancelled", "handle": handle}, f"Cancelled question {handle}.")
+        except RequestRefused as refused:
+            return _error(f"invalid arguments: {refused.message}")
         except (ValueError, UserQuestionError) as error:
             return _error(str(error.message if isinstance(error, UserQuestionError) else error))
         return _error(f"unknown tool {params.name}; the tools are ask_user_question, get_answer, cancel_question")

@@ -158,6 +158,24 @@ async def test_refusals_are_tool_errors_with_the_seam_text(
     assert result.is_error and text_of(result) == error
 
 
+@pytest.mark.parametrize("connect", TRANSPORTS)
+@pytest.mark.parametrize(
+    ("questions", "field"),
+    [
+        ([{"id": "a", "question": "Colour?"}, {"id": "a", "question": "Size?"}], "questions[1].id: duplicate id"),
+        ([{"id": "a", "question": "Go\u0000?"}], "questions[0].question: contains the control character U+0000"),
+    ],
+    ids=["one id twice", "NUL"],
+)
+async def test_a_question_the_api_would_refuse_is_refused_over_either_transport(
+    tmp_path: Path, connect: Connect, questions: list[dict[str, str]], field: str
+) -> None:
+    async with serve(tmp_path) as program, connect(program) as client:
+        result = await client.call_tool("ask_user_question", {"questions": questions, "wait_seconds": 0})
+        assert program.installation.store.list_questions() == []
+    assert result.is_error and field in text_of(result)
+
+
 async def test_no_route_for_the_client_is_no_provider(tmp_path: Path) -> None:
     extra = '[[web.subscriptions]]\nagents = ["deploy-*"]\n'
     async with serve(tmp_path, extra) as program, http_client(program) as client:
