@@ -76,6 +76,7 @@ class _AsgiCall:
         self._request = request
         self._response: web.StreamResponse | None = None
         self._body_done = False
+        self._gone = False
         self.finished = anyio.Event()
 
     def scope(self) -> dict[str, Any]:
@@ -118,7 +119,7 @@ class _AsgiCall:
                 response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
             await response.prepare(self._request)
             self._response = response
-        elif message["type"] == "http.response.body" and self._response is not None:
+        elif message["type"] == "http.response.body" and self._response is not None and not self._gone:
             body = message.get("body", b"")
             try:
                 if body:
@@ -127,8 +128,11 @@ class _AsgiCall:
                     await self._response.write_eof()
                     self.finished.set()
             except ConnectionResetError:
+                # Clients drop a result's stream as soon as they have read it, and the GET stream when they leave.
+                # Like uvicorn, drop what is sent after that: raising makes the SDK log each one as an error, and
+                # `receive()` now reports the disconnect, which ends the response.
+                self._gone = True
                 self.finished.set()
-                raise OSError("the MCP client went away") from None
 
     async def finish(self) -> web.StreamResponse:
         self.finished.set()

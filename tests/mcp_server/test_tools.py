@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import sys
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -260,3 +262,33 @@ async def test_stopping_serve_keeps_the_questions_of_waiting_calls_pending(tmp_p
     with Store.open(tmp_path / "handraise.db") as store:
         kept = store.get_question(asked[0].id)
     assert kept is not None and kept.status == "pending"
+
+
+SESSION_CLIENT = """
+import sys, anyio
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+async def main():
+    async with streamable_http_client(sys.argv[1]) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        for _ in range(2):
+            result = await session.call_tool("ask_user_question", {"questions": [{"id": "a", "question": "Go?"}],
+                                                                   "wait_seconds": 0})
+            await session.call_tool("cancel_question", {"handle": result.structured_content["handle"]})
+
+anyio.run(main)
+"""
+
+
+async def test_a_session_client_that_reads_its_results_and_leaves_puts_no_errors_in_the_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A client on a session protocol (as Cursor and Claude Code speak today) in its own process, as in real use: it
+    # drops each result's stream once read, and its GET stream when it leaves.
+    async with serve(tmp_path) as program:
+        done = await anyio.run_process([sys.executable, "-c", SESSION_CLIENT, f"{program.base_url}/mcp"], check=False)
+        assert done.returncode == 0, done.stderr.decode()
+        assert [record.status for record in program.installation.store.list_questions()] == ["cancelled"] * 2
+    errors = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+    assert errors == []
