@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from bot.settings import ChannelSettings, Subscription
+from bot.settings import ChannelSettings, FieldProblem, Subscription
 
 
 class WebSubscription(Subscription):
@@ -15,3 +15,18 @@ class WebSettings(ChannelSettings[WebSubscription]):
     """The local web inbox, on by default so that a bot with no config still answers every question."""
 
     responders: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check_approvals_have_people(self) -> WebSettings:
+        # With no responders nobody says who they are in the inbox, so every approval is the same one: k > 1 could
+        # never be reached and the question would wait for ever.
+        for index, subscription in enumerate(self.subscriptions):
+            if subscription.approvals > 1 and not (subscription.responders or self.responders):
+                raise FieldProblem(
+                    f"{subscription.approvals} approvals need {subscription.approvals} different people, and the "
+                    "inbox tells people apart only by its responders; list them in responders (here or in [web])",
+                    "subscriptions",
+                    index,
+                    "approvals",
+                )
+        return self

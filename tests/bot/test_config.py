@@ -444,3 +444,22 @@ def test_public_url_that_is_not_a_url_says_how_to_write_one(url: str) -> None:
 def test_max_waiting_must_be_positive() -> None:
     assert parse_config("", environ={}).server.max_waiting == 10_000
     assert str(error_for("[server]\nmax_waiting = 0\n")).startswith("config.toml:2: server.max_waiting: ")
+
+
+def test_inbox_approvals_without_responders_are_refused_naming_the_key() -> None:
+    error = error_for("[[web.subscriptions]]\napprovals = 2\n")
+    assert (error.line, error.key) == (2, "web.subscriptions[0].approvals")
+    assert "responders" in str(error)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[[web.subscriptions]]\napprovals = 2\nresponders = ["alice", "bob"]\n',
+        '[web]\nresponders = ["alice", "bob"]\n[[web.subscriptions]]\napprovals = 2\n',
+    ],
+    ids=["on the subscription", "in [web]"],
+)
+def test_inbox_approvals_with_responders_load(text: str) -> None:
+    config = parse_config(text, path="config.toml", environ={})
+    assert config.web.subscriptions[0].approvals == 2
