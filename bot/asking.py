@@ -58,8 +58,8 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
     if args.plan_review:
         item["intent"] = {"kind": "plan-review", "approve": args.plan_review}
     body: dict[str, Any] = {"questions": [item]}
+    labels = agent_labels(args.agent, args.label, args.agent_name, name_flag="--agent-name")
     if args.agent:
-        labels = parse_labels(args.label)
         body["agent"] = {"id": args.agent, "name": args.agent_name, "labels": labels}
     return body
 
@@ -132,6 +132,16 @@ def _read_detail(value: str) -> str:
         return Path(value[1:]).read_text()
     except OSError as error:
         raise BadInput(f"--detail {value}: {error.strerror or error}") from None
+
+
+def agent_labels(agent: str | None, pairs: list[str], name: str | None, *, name_flag: str) -> dict[str, str]:
+    """The `--label`s of the asking agent. Raises BadInput for labels or a name with no `--agent` to carry them:
+    dropping them would route the question as agentless, to other people than meant (or to nobody)."""
+    labels = parse_labels(pairs)
+    if not agent and (labels or name):
+        flag = "--label" if labels else name_flag
+        raise BadInput(f"{flag} describes the asking agent: give its id with --agent too")
+    return labels
 
 
 def parse_labels(pairs: list[str]) -> dict[str, str]:

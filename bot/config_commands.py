@@ -11,7 +11,7 @@ from pathlib import Path
 
 import anyio
 
-from bot.asking import parse_labels
+from bot.asking import agent_labels
 from bot.config import Config, ConfigError, load_config
 from bot.records import AgentRef
 from bot.store import Store, StoreError
@@ -57,8 +57,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_routes(args: argparse.Namespace) -> int:
     from bot.routing import Router
 
+    labels = agent_labels(args.agent, args.label, args.name, name_flag="--name")
     config = load(args.config, secrets=False)
-    labels = parse_labels(args.label)
     agent = None if args.agent is None else AgentRef(id=args.agent, name=args.name, labels=labels)
     router = Router.from_config(config)
     who = f"agent {args.agent}" if agent else "an agentless request"

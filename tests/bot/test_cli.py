@@ -98,6 +98,8 @@ async def test_ask_with_no_answerer_exits_4(tmp_path: Path, capsys: pytest.Captu
         (["Deploy\x00?"], "questions[0].question: contains the control character U+0000"),
         (["x" * 2001], "questions[0].question: is 2,001 characters long; the limit is 2,000"),
         (["Q?", "--header", "two\nlines"], "questions[0].header: contains the control character U+000A"),
+        (["Q?", "--label", "team=infra"], "--label describes the asking agent: give its id with --agent too"),
+        (["Q?", "--agent-name", "Deployer"], "--agent-name describes the asking agent: give its id with --agent too"),
     ],
 )
 async def test_bad_input_exits_2(
@@ -232,3 +234,14 @@ def test_routes_and_history_need_no_channel_secrets(
 def test_routes_refuses_a_malformed_label_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["routes", "--agent", "deploy-7", "--label", "team"]) == 2
     assert capsys.readouterr().err == "handraise: --label 'team': write it as key=value\n"
+
+
+@pytest.mark.parametrize("flags", [["--label", "team=infra"], ["--name", "Deployer"]], ids=["label", "name"])
+def test_routes_refuses_agent_flags_without_an_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str]
+) -> None:
+    config = tmp_path / "handraise.toml"
+    config.write_text('[[web.subscriptions]]\nlabels = { team = "infra" }\n')
+    # Read as an agentless request this would say NO_PROVIDER, though the agent meant would be routed.
+    assert main(["routes", "--config", str(config), *flags]) == 2
+    assert capsys.readouterr().err.endswith("describes the asking agent: give its id with --agent too\n")
