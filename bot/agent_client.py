@@ -7,8 +7,9 @@
     answer.answers[0].selected  # ["Yes"]
 
 Failures raise `core.UserQuestionError` with the seam's codes: EMPTY_QUESTIONS, BAD_INTENT and NO_PROVIDER as the
-server refuses; ASK_CANCELLED or ASK_TIMEOUT when the question ends unanswered (also when `timeout` passes here:
-the question is then cancelled, so Slack and email retract it); UNREACHABLE when no server answers. With
+server refuses (BAD_REQUEST for a question that is not the seam's shape); ASK_CANCELLED or ASK_TIMEOUT when the
+question ends unanswered (also when `timeout` passes here: the question is then cancelled, so Slack and email retract
+it); UNREACHABLE when no server answers. With
 `ask_async`, bound the wait with `anyio.fail_after`: the cancellation cancels the question the same way.
 
 The HTTP calls are the standard library's, run in worker threads: `ask_async` works on asyncio and trio, and
@@ -25,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
+from pydantic import ValidationError
 
 from bot.client import POLL_SECONDS, UNREACHABLE_PATIENCE, ApiClient, Reply, Unreachable
 from core import AskUserQuestionAnswer, AskUserQuestionItem, ErrorCode, UserQuestionError
@@ -131,7 +133,13 @@ class HandraiseClient:
 def _wire(question: Question) -> dict[str, Any]:
     if isinstance(question, AskUserQuestionItem):
         return question.to_wire()
-    return AskUserQuestionItem.model_validate(question).to_wire()
+    try:
+        return AskUserQuestionItem.model_validate(question).to_wire()
+    except ValidationError as invalid:
+        # As the server would refuse it, and as documented: every failure is a UserQuestionError.
+        first = invalid.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "question"
+        raise UserQuestionError(f"{where}: {first['msg']}", "BAD_REQUEST") from None
 
 
 def _refusal(reply: Reply) -> UserQuestionError:

@@ -104,3 +104,11 @@ async def test_no_server_raises_unreachable() -> None:
         await HandraiseClient(f"http://127.0.0.1:{free_port()}").ask_async(GO)
     assert raised.value.code == "UNREACHABLE"
     assert "is `handraise serve` running?" in raised.value.message
+
+
+@pytest.mark.parametrize("question", [{"id": "a"}, "not a question"], ids=["no text", "not a mapping"])
+async def test_a_malformed_question_raises_bad_request_before_asking(question: object) -> None:
+    # Nothing listens there: a malformed question must be refused before any call is made.
+    with pytest.raises(UserQuestionError) as raised:
+        await HandraiseClient(f"http://127.0.0.1:{free_port()}").ask_async([question])  # type: ignore[list-item]
+    assert raised.value.code == "BAD_REQUEST"
