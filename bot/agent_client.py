@@ -9,8 +9,8 @@
 Failures raise `core.UserQuestionError` with the seam's codes: EMPTY_QUESTIONS, BAD_INTENT and NO_PROVIDER as the
 server refuses (BAD_REQUEST for a question that is not the seam's shape); ASK_CANCELLED or ASK_TIMEOUT when the
 question ends unanswered (also when `timeout` passes here: the question is then cancelled, so Slack and email retract
-it); UNREACHABLE when no server answers. With
-`ask_async`, bound the wait with `anyio.fail_after`: the cancellation cancels the question the same way.
+it); UNREACHABLE when no server answers. With `ask_async`, bound the wait with `anyio.fail_after`: the cancellation
+cancels the question the same way.
 
 The HTTP calls are the standard library's, run in worker threads: `ask_async` works on asyncio and trio, and
 cancelling it cancels the question. `ask` is `ask_async` run to completion, for scripts without an event loop.
