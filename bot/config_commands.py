@@ -35,7 +35,7 @@ def load(given: str | None, *, secrets: bool = True) -> Config:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from bot.program import Running, serve
+    from bot.program import CannotListen, Running, serve
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = load(args.config)
@@ -50,7 +50,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if where.resumed:
             print(f"  resumed {where.resumed} pending question(s) from the store", flush=True)
 
-    anyio.run(lambda: serve(config, on_ready=ready))
+    try:
+        anyio.run(lambda: serve(config, on_ready=ready))
+    except CannotListen as error:
+        print(f"handraise: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -56,6 +56,8 @@ class BotErrorCode(StrEnum):
     """An ask body is over 1 MiB."""
     BAD_REQUEST = "BAD_REQUEST"
     """An ask body breaks a limit or a rule; the message names the field."""
+    CANNOT_LISTEN = "CANNOT_LISTEN"
+    """`serve` cannot listen on `[server] listen` (the port is taken, or the address is not this machine's)."""
 
 
 class HandraiseError(Exception):

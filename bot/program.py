@@ -16,6 +16,7 @@ from bot.capacity import WaitingCap, deepen_listen_queue, raise_open_files_limit
 from bot.channel import Channel
 from bot.clock import Clock
 from bot.config import Config, resolve_secret
+from bot.errors import BotErrorCode, HandraiseError
 from bot.http_guards import OwnHosts, origin_guards
 from bot.installation import Installation, install
 from bot.mcp_server.http import McpEndpoint
@@ -26,6 +27,12 @@ from bot.tasks import TaskBag
 from core import AgentRegistry, Context, ErrorCode, UserQuestionService
 
 log = logging.getLogger(__name__)
+
+
+class CannotListen(HandraiseError):
+    """`[server] listen` cannot be bound; the message names the address and what to do."""
+
+    code = BotErrorCode.CANNOT_LISTEN
 
 
 @dataclass(frozen=True)
@@ -80,20 +87,27 @@ async def running(
         cap = WaitingCap.within_open_files(config.server.max_waiting)
         guards = [*origin_guards(OwnHosts(config.server)), bearer_auth(token), cap.middleware()]
         app = web.Application(middlewares=guards, client_max_size=2 * 1024 * 1024)
-        async with anyio.create_task_group() as tasks:
-            remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
-            add_api_routes(app, installation.ledger, remote)
-            tools = QuestionTools(ProgramRelay(remote, installation.ledger), timing=mcp_timing or Timing())
-            mcp = McpEndpoint(tools, host=config.server.host)
-            mcp.add_routes(app)
-            for channel in installation.channels:
-                channel.add_routes(app)
-            runner = web.AppRunner(app, handle_signals=False, access_log=None)
-            await runner.setup()
-            site = web.TCPSite(runner, config.server.host, config.server.port)
+        remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
+        add_api_routes(app, installation.ledger, remote)
+        tools = QuestionTools(ProgramRelay(remote, installation.ledger), timing=mcp_timing or Timing())
+        mcp = McpEndpoint(tools, host=config.server.host)
+        mcp.add_routes(app)
+        for channel in installation.channels:
+            channel.add_routes(app)
+        runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, config.server.host, config.server.port)
+        # Before any task starts, so a taken port is one plain error rather than a task group's traceback.
+        try:
             await site.start()
-            deepen_listen_queue(site)
-            base_url = _base_url(runner, config)
+        except OSError as error:
+            raise CannotListen(
+                f"cannot listen on {config.server.listen}: {error.strerror or error}; stop what is using it, or "
+                "set another [server] listen"
+            ) from None
+        deepen_listen_queue(site)
+        base_url = _base_url(runner, config)
+        async with anyio.create_task_group() as tasks:
             abandon_local_questions(installation)
             resumed = remote.resume_pending()
             tasks.start_soon(installation.run)

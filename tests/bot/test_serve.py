@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -70,3 +71,18 @@ def test_a_bad_config_stops_serve_with_one_line_and_exit_2(tmp_path: Path) -> No
         "handraise: config.toml:2: slack.bot_token: secrets never go in the config file; "
         'set bot_token_env = "NAME" and export NAME'
     ]
+
+
+def test_a_taken_port_stops_serve_with_one_line_and_exit_1(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        (tmp_path / "config.toml").write_text(f'[server]\nlisten = "127.0.0.1:{port}"\n')
+        result = subprocess.run(
+            [sys.executable, "-m", "bot.cli", "serve"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"handraise: cannot listen on 127.0.0.1:{port}: ")
+    assert line.endswith("stop what is using it, or set another [server] listen")
