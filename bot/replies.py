@@ -190,13 +190,22 @@ class Replies:
         stored = delivery.ref.get(APPROVALS_KEY) if delivery is not None else None
         return stored if isinstance(stored, int) and stored > 0 else 1
 
-    async def may_answer(self, person: str, responders: Sequence[str]) -> bool:
-        """The allow-list check; the channel's `members` hook expands its groups (Slack user groups)."""
+    async def may_answer(
+        self, person: str, responders: Sequence[str], known: dict[str, frozenset[str] | None] | None = None
+    ) -> bool:
+        """The allow-list check; the channel's `members` hook expands its groups (Slack user groups).
+
+        `known` keeps the groups looked up across several checks (one listing of many questions): a group that
+        cannot be read is then asked for once, not once per question, each waiting out its time limit.
+        """
         if is_allowed(person, responders):
             return True
+        known = {} if known is None else known
         groups: dict[str, frozenset[str]] = {}
         for entry in responders:
-            members = await self.channel.members(entry)
+            if entry not in known:
+                known[entry] = await self.channel.members(entry)
+            members = known[entry]
             if members is not None:
                 groups[entry] = members
         return bool(groups) and is_allowed(person, responders, groups)

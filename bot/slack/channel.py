@@ -355,9 +355,12 @@ class SlackChannel(Channel):
         """The pending questions shown in Slack that `user` may answer, oldest first, with links to their messages."""
         store, waiting = self.ledger.store, []
         pending = store.list_questions(status="pending", channel=self.name, limit=WAITING_SCANNED, newest_first=False)
+        groups: dict[str, frozenset[str] | None] = {}  # Slack wants its answer within 3 s: each group read once
         for record in pending:
             delivery = store.get_delivery(record.id, self.name)
-            if delivery is not None and await self.replies.may_answer(user, self.replies.responders(record, delivery)):
+            if delivery is None:
+                continue
+            if await self.replies.may_answer(user, self.replies.responders(record, delivery), groups):
                 waiting.append((record, message_link(ids.SlackRef.model_validate(delivery.ref))))
         return waiting
 

@@ -59,3 +59,21 @@ def test_a_user_group_in_mention_is_paged_as_the_group() -> None:
 
 def test_mention_accepts_user_group_ids_in_the_config() -> None:
     assert subscription(mention=["S0ONCALL"]).mention == ["S0ONCALL"]
+
+
+async def test_a_user_group_that_cannot_be_read_is_asked_for_once_per_command(tmp_path: Path) -> None:
+    # Slack wants the command's answer within 3 s; each failed read may take seconds, so one per question is too many.
+    async with slack_rig(tmp_path, subscription(responders=["S0ONCALL"])) as rig:
+        for number in range(3):
+            rig.ask(item(f"Question {number}?", options=["Yes", "No"]))
+        await rig.posted(3)
+        await rig.until(lambda: len(rig.ledger.store.list_questions(status="pending")) == 3)
+        await rig.until(
+            lambda: all(
+                rig.ledger.store.get_delivery(record.id, "slack") is not None
+                for record in rig.ledger.store.list_questions(status="pending")
+            )
+        )
+        rig.fake.fail("usergroups.users.list", "missing_scope", times=10)
+        assert await command(rig, "U0BOB") == "Nothing is waiting for you in handraise. :tada:"
+        assert len(rig.fake.calls_to("usergroups.users.list")) == 1
