@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bot.asking import BadInput
+from bot.asking import BadInput, parse_labels
 from bot.claude.hook import HOOK_TIMEOUT_SECONDS
 
 ENTRIES = (("PreToolUse", "AskUserQuestion"), ("PermissionRequest", "*"))
@@ -143,6 +143,8 @@ def run_settings(args: argparse.Namespace) -> int:
     path = Path(args.settings) if args.settings else settings_path("user" if args.user else "project")
     settings = read_settings(path)
     if args.action == "install":
+        # A label the hook cannot read would make every run fall back to the terminal, silently: refuse it now.
+        parse_labels(args.label)
         events = ENTRIES[:1] if args.no_permissions else ENTRIES
         changes = install_hooks(settings, hook_command(args.server, args.label), events)
     else:

@@ -104,3 +104,12 @@ def test_a_settings_file_it_cannot_edit_is_left_untouched_with_exit_2(
     assert main(["claude-hook", "install", "--settings", str(settings)]) == 2
     assert settings.read_text() == text
     assert capsys.readouterr().err.startswith("handraise: ")
+
+
+def test_a_label_the_hook_could_not_read_is_refused_at_install(
+    settings: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = settings.read_text()
+    assert main(["claude-hook", "install", "--settings", str(settings), "--label", "team"]) == 2
+    assert settings.read_text() == before
+    assert capsys.readouterr().err == "handraise: --label 'team': write it as key=value\n"
