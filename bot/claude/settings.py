@@ -14,6 +14,7 @@ import os
 import shlex
 import sys
 import tempfile
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -143,8 +144,10 @@ def run_settings(args: argparse.Namespace) -> int:
     path = Path(args.settings) if args.settings else settings_path("user" if args.user else "project")
     settings = read_settings(path)
     if args.action == "install":
-        # A label the hook cannot read would make every run fall back to the terminal, silently: refuse it now.
+        # A label or server the hook cannot use would make every run fall back to the terminal, silently.
         parse_labels(args.label)
+        if args.server and not _is_http_url(args.server):
+            raise BadInput(f"--server {args.server!r}: write the URL of `handraise serve`, e.g. http://127.0.0.1:8765")
         events = ENTRIES[:1] if args.no_permissions else ENTRIES
         changes = install_hooks(settings, hook_command(args.server, args.label), events)
     else:
@@ -158,3 +161,8 @@ def run_settings(args: argparse.Namespace) -> int:
     if args.action == "install":
         print("Restart Claude Code (or run /hooks) for the hooks to take effect.", file=sys.stderr)
     return 0
+
+
+def _is_http_url(text: str) -> bool:
+    parts = urllib.parse.urlsplit(text)
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and not any(c.isspace() for c in text)

@@ -113,3 +113,15 @@ def test_a_label_the_hook_could_not_read_is_refused_at_install(
     assert main(["claude-hook", "install", "--settings", str(settings), "--label", "team"]) == 2
     assert settings.read_text() == before
     assert capsys.readouterr().err == "handraise: --label 'team': write it as key=value\n"
+
+
+@pytest.mark.parametrize("server", ["127.0.0.1:8765", "http://x y", "ftp://h.example"])
+def test_a_server_that_is_not_an_http_url_is_refused_at_install(settings: Path, server: str) -> None:
+    before = settings.read_text()
+    assert main(["claude-hook", "install", "--settings", str(settings), "--server", server]) == 2
+    assert settings.read_text() == before
+
+
+def test_an_http_server_url_is_written_into_the_command(settings: Path) -> None:
+    assert main(["claude-hook", "install", "--settings", str(settings), "--server", "http://10.0.0.5:8765"]) == 0
+    assert ours(read(settings), "PreToolUse")[0]["command"] == "handraise claude-hook --server http://10.0.0.5:8765"
