@@ -7,6 +7,7 @@ keep agent text out of field names and make a label like "other" impossible to c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from bot.errors import BotErrorCode, HandraiseError
@@ -19,6 +20,8 @@ OTHER = "other"
 SKIP = "skip"
 MAX_TEXT = 10_000
 """Characters allowed in one free-text answer: a plan critique fits; a pasted log should go elsewhere."""
+CONTROL_IN_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+"""Control characters other than tab and line breaks (the HTTP API refuses the same in questions)."""
 
 FormData = Mapping[str, Sequence[str]]
 
@@ -71,6 +74,9 @@ def _parse_item(index: int, question: AskUserQuestionItem, form: FormData) -> As
     text = (first(form, other_field(index)) or "").strip()
     if len(text) > MAX_TEXT:
         raise FormError(f"{_name(question)}: the text is {len(text)} characters; keep it under {MAX_TEXT}.")
+    if (control := CONTROL_IN_TEXT.search(text)) is not None:
+        # No browser sends these from a text box; the agent, Slack and email should not receive them either.
+        raise FormError(f"{_name(question)}: the text holds the control character U+{ord(control[0]):04X}; remove it.")
     selected: list[str] = []
     wants_text = False
     for choice in form.get(choice_field(index)) or ():

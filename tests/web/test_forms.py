@@ -105,6 +105,17 @@ def test_overlong_text_is_refused() -> None:
         parse_answer_form([item("why")], {"q0.other": ["x" * (MAX_TEXT + 1)]})
 
 
+@pytest.mark.parametrize("text", ["a\x00b", "bell\x07", "esc\x1b[31m"], ids=["NUL", "BEL", "ESC"])
+def test_text_with_control_characters_is_refused(text: str) -> None:
+    with pytest.raises(FormError, match="control character"):
+        parse_answer_form([item("why")], {"q0.other": [text]})
+
+
+def test_tabs_and_line_breaks_are_kept_in_text() -> None:
+    (answer,) = parse_answer_form([item("why")], {"q0.other": ["one\ttwo\r\nthree"]}).values()
+    assert answer.custom == "one\ttwo\r\nthree"
+
+
 def test_no_responders_means_no_name_is_needed() -> None:
     assert parse_responder({}, []) is None
 
