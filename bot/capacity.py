@@ -19,6 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from bot.api import error_response
 
@@ -36,8 +37,9 @@ thousands of agents connected at once, and a dropped SYN is retried only after a
 in the same burst, waited seconds."""
 LONG_POLL_ROUTE = "/v1/questions/{id}"
 OUT_OF_FILES = frozenset({errno.EMFILE, errno.ENFILE})
+MALFORMED = "malformed request"
 THROTTLED_LOGGERS = ("asyncio", "aiohttp.server")
-"""asyncio logs a failed accept(); aiohttp logs a request that failed for want of a file."""
+"""asyncio logs a failed accept(); aiohttp logs a request that failed for want of a file, or was malformed."""
 
 
 def raise_open_files_limit() -> int | None:
@@ -143,11 +145,13 @@ def _is_long_poll(request: web.Request) -> bool:
         return False  # the handler answers 400 BAD_WAIT
 
 
-class OutOfFilesThrottle(logging.Filter):
+class FloodLogThrottle(logging.Filter):
     """Lets one "Too many open files" record through per `interval` seconds, noting how many it held back.
 
     Also its aftermath: asyncio schedules a retry of accept() for every failure, and those that fire after the server
-    closed (at shutdown, thousands after a flood) each log an "Invalid file descriptor" traceback.
+    closed (at shutdown, thousands after a flood) each log an "Invalid file descriptor" traceback. And malformed HTTP
+    requests (a URL over 8 KiB, a garbage request line), which aiohttp answers with 400 but logs as an ERROR with a
+    traceback each: any client could fill the disk with them, so they become one warning line, throttled alike.
     """
 
     def __init__(self, interval: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -158,21 +162,25 @@ class OutOfFilesThrottle(logging.Filter):
         self._held: dict[str, int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        kind = _out_of_files_kind(record)
+        kind = _flood_kind(record)
         if kind is None:
             return True
         now = self._clock()
         if now < self._next.get(kind, float("-inf")):
             self._held[kind] = self._held.get(kind, 0) + 1
             return False
+        if kind == MALFORMED:
+            _one_line(record)
         if held := self._held.pop(kind, 0):
             record.msg = f"{record.msg} ({held} more like it not logged in the last {self.interval:g} s)"
         self._next[kind] = now + self.interval
         return True
 
 
-def _out_of_files_kind(record: logging.LogRecord) -> str | None:
+def _flood_kind(record: logging.LogRecord) -> str | None:
     error = record.exc_info[1] if record.exc_info else None
+    if isinstance(error, HttpProcessingError):
+        return MALFORMED
     if isinstance(error, OSError) and error.errno in OUT_OF_FILES:
         return "out of files"
     if isinstance(error, ValueError) and "_start_serving" in str(record.msg):
@@ -180,9 +188,20 @@ def _out_of_files_kind(record: logging.LogRecord) -> str | None:
     return None
 
 
-def throttle_out_of_files_logs(interval: float = 5.0) -> None:
+def _one_line(record: logging.LogRecord) -> None:
+    """The client's mistake, not ours: a warning without the traceback, and no more than a line of its bytes."""
+    error = record.exc_info[1] if record.exc_info else None
+    lines = str(getattr(error, "message", "")).strip().splitlines() or [type(error).__name__]
+    detail = lines[0][:200]
+    record.msg = f"refused a malformed HTTP request (400): {detail}"
+    record.args = ()
+    record.levelno, record.levelname = logging.WARNING, "WARNING"
+    record.exc_info, record.exc_text = None, None
+
+
+def throttle_flood_logs(interval: float = 5.0) -> None:
     """Install the throttle on the loggers that report it (once per logger, however often this is called)."""
     for name in THROTTLED_LOGGERS:
         logger = logging.getLogger(name)
-        if not any(isinstance(existing, OutOfFilesThrottle) for existing in logger.filters):
-            logger.addFilter(OutOfFilesThrottle(interval))
+        if not any(isinstance(existing, FloodLogThrottle) for existing in logger.filters):
+            logger.addFilter(FloodLogThrottle(interval))

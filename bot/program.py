@@ -12,7 +12,7 @@ import anyio
 from aiohttp import web
 
 from bot.api import add_api_routes, bearer_auth
-from bot.capacity import WaitingCap, deepen_listen_queue, raise_open_files_limit, throttle_out_of_files_logs
+from bot.capacity import WaitingCap, deepen_listen_queue, raise_open_files_limit, throttle_flood_logs
 from bot.channel import Channel
 from bot.clock import Clock
 from bot.config import Config, resolve_secret
@@ -131,7 +131,7 @@ async def running(
 async def serve(config: Config, *, on_ready: Callable[[Running], None] | None = None) -> None:
     """Run until SIGINT or SIGTERM."""
     raise_open_files_limit()
-    throttle_out_of_files_logs()
+    throttle_flood_logs()
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with running(config) as program:
             if on_ready is not None:

@@ -17,14 +17,15 @@ from typing import Any
 import aiohttp
 import anyio
 import pytest
+from aiohttp.http_exceptions import BadStatusLine, LineTooLong
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from bot import capacity
 from bot.capacity import (
     LISTEN_BACKLOG,
-    OutOfFilesThrottle,
+    FloodLogThrottle,
     raise_open_files_limit,
-    throttle_out_of_files_logs,
+    throttle_flood_logs,
     waiting_limit,
 )
 from core import AskUserQuestionAnswerItem
@@ -150,7 +151,7 @@ def out_of_files_record(logger: logging.Logger) -> None:
 
 def test_too_many_open_files_is_logged_once_every_interval(caplog: pytest.LogCaptureFixture) -> None:
     now = [0.0]
-    throttle = OutOfFilesThrottle(5.0, clock=lambda: now[0])
+    throttle = FloodLogThrottle(5.0, clock=lambda: now[0])
     logger = logging.getLogger("asyncio")
     logger.addFilter(throttle)
     try:
@@ -171,9 +172,9 @@ def test_too_many_open_files_is_logged_once_every_interval(caplog: pytest.LogCap
 
 def test_asyncios_own_accept_error_report_goes_through_the_throttle(caplog: pytest.LogCaptureFixture) -> None:
     logger = logging.getLogger("asyncio")
-    throttle_out_of_files_logs()
-    throttle_out_of_files_logs()  # twice: still one filter
-    installed = [existing for existing in logger.filters if isinstance(existing, OutOfFilesThrottle)]
+    throttle_flood_logs()
+    throttle_flood_logs()  # twice: still one filter
+    installed = [existing for existing in logger.filters if isinstance(existing, FloodLogThrottle)]
     loop = asyncio.new_event_loop()  # with asyncio's default exception handler, which logs
     try:
         with caplog.at_level(logging.ERROR, logger="asyncio"):
@@ -259,7 +260,7 @@ async def test_the_kernel_queues_thousands_of_connections_for_a_burst_of_agents(
 
 
 def test_accept_retries_firing_after_the_server_closed_are_throttled_too(caplog: pytest.LogCaptureFixture) -> None:
-    throttle = OutOfFilesThrottle(5.0, clock=lambda: 0.0)
+    throttle = FloodLogThrottle(5.0, clock=lambda: 0.0)
     logger = logging.getLogger("asyncio")
     logger.addFilter(throttle)
     message = "Exception in callback BaseSelectorEventLoop._start_serving(...)"
@@ -272,3 +273,63 @@ def test_accept_retries_firing_after_the_server_closed_are_throttled_too(caplog:
     finally:
         logger.removeFilter(throttle)
     assert [record.getMessage() for record in caplog.records] == [message, "socket.accept() out of system resource"]
+
+
+async def test_serve_refuses_malformed_requests_with_one_warning_line_not_a_traceback_each(tmp_path: Path) -> None:
+    """A URL over 8 KiB: aiohttp answers 400, and `serve` once logged an ERROR traceback for each such request."""
+    port = free_port()
+    (tmp_path / "config.toml").write_text(
+        f'[server]\nlisten = "127.0.0.1:{port}"\n[store]\npath = "{tmp_path / "handraise.db"}"\n'
+    )
+    serve = [sys.executable, "-m", "bot.cli", "serve", "--config", str(tmp_path / "config.toml")]
+    log = tmp_path / "serve.log"
+    with log.open("wb") as errors:
+        async with await anyio.open_process(serve, stderr=errors) as server:
+            assert server.stdout is not None
+            banner = BufferedByteReceiveStream(server.stdout)
+            with anyio.fail_after(30):
+                while b"web inbox:" not in await banner.receive_until(b"\n", 65536):
+                    pass
+            try:
+                for _ in range(20):
+                    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+                        await stream.send(b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                        status_line = await BufferedByteReceiveStream(stream).receive_until(b"\r\n", 1024)
+                    assert b" 400 " in status_line
+            finally:
+                server.terminate()
+    logged = log.read_text()
+    assert "Traceback" not in logged and "ERROR" not in logged
+    assert 1 <= len(re.findall("refused a malformed HTTP request", logged)) <= 2  # one per 5 s, at any load
+
+
+def test_a_malformed_request_becomes_one_throttled_warning_line(caplog: pytest.LogCaptureFixture) -> None:
+    now = [0.0]
+    throttle = FloodLogThrottle(5.0, clock=lambda: now[0])
+    logger = logging.getLogger("aiohttp.server")
+    installed = list(logger.filters)  # a running program's throttle has its own clock: set it aside
+    for existing in installed:
+        logger.removeFilter(existing)
+    logger.addFilter(throttle)
+    try:
+        with caplog.at_level(logging.WARNING, logger="aiohttp.server"):
+            for _ in range(30):
+                try:
+                    raise LineTooLong(b"/" + b"a" * 100 + b"\nsecond line", "8190")
+                except LineTooLong:
+                    logger.exception("Error handling request from %s", "127.0.0.1")
+            now[0] = 6.0
+            try:
+                raise BadStatusLine("GARBAGE")
+            except BadStatusLine:
+                logger.exception("Error handling request from %s", "127.0.0.1")
+    finally:
+        logger.removeFilter(throttle)
+        for existing in installed:
+            logger.addFilter(existing)
+    assert [(record.levelname, record.exc_info) for record in caplog.records] == [("WARNING", None)] * 2
+    first, second = (record.getMessage() for record in caplog.records)
+    assert first.startswith("refused a malformed HTTP request (400): Got more than 8190 bytes")
+    assert "\n" not in first and len(first) < 300
+    assert second.startswith("refused a malformed HTTP request (400): ")
+    assert second.endswith("(29 more like it not logged in the last 5 s)")
