@@ -83,16 +83,25 @@ def _plan(event: translate.HookEvent) -> tuple[list[dict[str, Any]], Decide] | N
     return None
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
 def _ask(client: ApiClient, body: dict[str, Any], deadline: float, decide: Decide) -> dict[str, Any] | None:
+    # Hold SIGTERM/SIGINT from before the POST until the handler knows the question's id: a signal arriving while
+    # the question is created would otherwise end the process and leave the question open in every channel.
+    _hold(STOP_SIGNALS)
     try:
         reply = client.call("POST", "/v1/questions", body)
     except Unreachable as error:
+        _release(STOP_SIGNALS)
         return _none(f"{error}; is `handraise serve` running?")
     if reply.status != 202:
+        _release(STOP_SIGNALS)
         return _none(_refusal(reply))
     question_id = str(reply.body.get("id"))
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
     try:
+        _release(STOP_SIGNALS)  # a signal held during the POST is delivered here, as Stopped
         resolved = client.wait_resolved(question_id, deadline, patience=max(0.0, deadline - time.monotonic()))
     except (Stopped, Unreachable) as error:
         client.cancel(question_id)
@@ -112,6 +121,16 @@ def _ask(client: ApiClient, body: dict[str, Any], deadline: float, decide: Decid
     if output is None:
         return _none(f"{question_id} was skipped; leaving the decision to Claude Code")
     return output
+
+
+def _hold(signals: tuple[signal.Signals, ...]) -> None:
+    if hasattr(signal, "pthread_sigmask"):  # not on Windows, where there is no window to close
+        signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+
+
+def _release(signals: tuple[signal.Signals, ...]) -> None:
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:

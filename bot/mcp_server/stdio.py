@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import sys
 from typing import Any
 
 import anyio
@@ -32,5 +34,18 @@ def run_mcp(args: argparse.Namespace) -> int:
 
 
 async def _serve(server: Server[Any]) -> None:
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    async with anyio.create_task_group() as group:
+        if sys.platform != "win32":  # no signal receiver there; the SDK kills the process outright anyway
+            group.start_soon(_cancel_on_terminate, group.cancel_scope)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        group.cancel_scope.cancel()
+
+
+async def _cancel_on_terminate(scope: anyio.CancelScope) -> None:
+    """SIGTERM (an MCP client that gave up waiting for the process to exit) cancels the waiting calls, so their
+    questions are cancelled as for a closed session, instead of the process dying with them still open."""
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return

@@ -155,7 +155,10 @@ class QuestionTools:
                 # The HTTP API's own checks (duplicate ids, control characters, sizes): /mcp does not pass through it.
                 check_ask_payload({"questions": arguments.get("questions")})
                 questions = parse_questions({k: v for k, v in arguments.items() if k != "wait_seconds"})
-                question_id = await self.relay.ask(questions, agent_of(ctx, self.labels))
+                # Shielded: a call cut off while the question is being created must still learn its id, so the
+                # wait below (which meets the cancellation at its first await) can cancel the question.
+                with anyio.CancelScope(shield=True):
+                    question_id = await self.relay.ask(questions, agent_of(ctx, self.labels))
                 return await self._await(ctx, question_id, wait)
             if params.name == "get_answer":
                 return await self._await(ctx, _handle(arguments), self._wait_seconds(arguments))
