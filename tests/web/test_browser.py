@@ -54,8 +54,12 @@ async def browser(chromium: Path) -> AsyncIterator[Browser]:
 
 
 @pytest.fixture
-async def server(inbox: WebInbox) -> AsyncIterator[str]:
-    """The inbox on a real socket, 127.0.0.1 and a free port; yields its base URL."""
+async def server(inbox: WebInbox, browser: Browser) -> AsyncIterator[str]:
+    """The inbox on a real socket, 127.0.0.1 and a free port; yields its base URL.
+
+    Every page is closed before the server stops: fixtures tear down in reverse, so the test's page would otherwise
+    outlive the server, and its event stream reconnecting into the shutdown leaves a socket that a later test's
+    garbage collection reports as a ResourceWarning."""
     app = web.Application()
     inbox.add_routes(app)
     runner = web.AppRunner(app, access_log=None)
@@ -63,6 +67,8 @@ async def server(inbox: WebInbox) -> AsyncIterator[str]:
     await web.TCPSite(runner, "127.0.0.1", 0).start()
     port = next(address[1] for address in runner.addresses if isinstance(address, tuple))
     yield f"http://127.0.0.1:{port}"
+    for context in browser.contexts:
+        await context.close()
     await inbox.close()
     await runner.cleanup()
 
