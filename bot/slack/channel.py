@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import anyio
@@ -127,7 +126,6 @@ class SlackChannel(Channel):
         self.app.event("message")(self._on_message)
         self.app.command(COMMAND)(self._on_command)
         self.threads = Threads(self.name)
-        self._thread_locks: dict[tuple[str, str], anyio.Lock] = {}
 
     # --- the shared base's side ----------------------------------------------------------------------------------
 
@@ -144,11 +142,7 @@ class SlackChannel(Channel):
         except RenderError as problem:
             raise DeliveryError(f"slack: cannot show question {question.id}: {problem}") from problem
         agent = question.agent.id if question.agent is not None and subscription.thread == "agent" else None
-        # Concurrent questions from one agent wait for the first post, so that they all land in its thread.
-        lock: AbstractAsyncContextManager[object] = nullcontext()
-        if agent is not None:
-            lock = self._thread_locks.setdefault((agent, destination), anyio.Lock())
-        async with lock:
+        async with self.threads.agents.lock(agent, destination):
             root = self.threads.agent_thread(self.ledger, question.id, agent, destination) if agent else None
             try:
                 channel = await self.transport.open_dm(destination) if subscription.user else destination

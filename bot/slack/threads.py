@@ -3,12 +3,14 @@ still open in a thread that a reply may be answering. Read from the store after 
 
 from __future__ import annotations
 
+from typing import Any
+
+from bot.agent_places import AgentPlaces
 from bot.ledger import Ledger
 from bot.records import Delivery, QuestionRecord
 from bot.slack.ids import SlackRef
 
 OPEN_QUESTIONS_SCANNED = 1_000_000
-RECENT_QUESTIONS_SCANNED = 50
 
 Found = tuple[QuestionRecord, Delivery, SlackRef]
 
@@ -18,34 +20,23 @@ class Threads:
 
     def __init__(self, channel: str) -> None:
         self.channel = channel
-        self._agents: dict[tuple[str, str], tuple[str, str]] = {}
+        self.agents = AgentPlaces(channel, _thread_at)
         self._open: dict[tuple[str, str], set[str]] | None = None
 
     def agent_thread(self, ledger: Ledger, question_id: str, agent: str, destination: str) -> tuple[str, str] | None:
-        """The (conversation, thread ts) of `agent`'s earlier question at `destination`, if there is one: from
-        memory, else (after a restart) from the deliveries in the store."""
-        known = self._agents.get((agent, destination))
-        if known is not None:
-            return known
-        store = ledger.store
-        for earlier in store.list_questions(agent_id=agent, channel=self.channel, limit=RECENT_QUESTIONS_SCANNED):
-            delivery = store.get_delivery(earlier.id, self.channel)
-            if earlier.id != question_id and delivery is not None:
-                ref = SlackRef.model_validate(delivery.ref)
-                if ref.destination == destination:
-                    return ref.thread
-        return None
+        """The (conversation, thread ts) of `agent`'s earlier question at `destination`, if there is one."""
+        return self.agents.find(ledger, agent, destination, besides=question_id)
 
     def posted(self, question_id: str, agent: str | None, ref: SlackRef) -> None:
         """Remember a question just posted: the agent's thread, and one more question open in it."""
         if agent is not None:
-            self._agents.setdefault((agent, ref.destination), ref.thread)
+            self.agents.remember(agent, ref.destination, ref.thread)
         if self._open is not None:
             self._open.setdefault(ref.thread, set()).add(question_id)
 
     def forget(self) -> None:
         """Drop what is in memory; the next post and reply read it again from the store (as after a restart)."""
-        self._agents.clear()
+        self.agents.forget()
         self._open = None
 
     def open_in(self, ledger: Ledger, channel: str, thread_ts: str) -> list[Found]:
@@ -82,3 +73,8 @@ class Threads:
                     index.setdefault(SlackRef.model_validate(delivery.ref).thread, set()).add(record.id)
             self._open = index
         return self._open
+
+
+def _thread_at(ref: dict[str, Any], destination: str) -> tuple[str, str] | None:
+    slack = SlackRef.model_validate(ref)
+    return slack.thread if slack.destination == destination else None

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager, nullcontext
 
 import anyio
 from aiohttp import web
@@ -49,7 +48,7 @@ from bot.telegram.render import (
     render_reminder,
 )
 from bot.telegram.settings import TelegramSettings, TelegramSubscription
-from bot.telegram.topics import TelegramRef, Topics, message_key
+from bot.telegram.topics import TelegramRef, message_key, topics
 from bot.telegram.transport import Sleep, TelegramCallError, TelegramTransport, make_bot
 
 log = logging.getLogger(__name__)
@@ -95,9 +94,8 @@ class TelegramChannel(Channel):
         self.webhook_secret = webhook_secret
         self.poll_seconds = poll_seconds
         self.transport = TelegramTransport(bot, sleep=sleep)
-        self.topics = Topics(self.name)
+        self.topics = topics(self.name)
         self.names: dict[str, str] = {}
-        self._topic_locks: dict[tuple[str, str], anyio.Lock] = {}
 
     # --- the shared base's side ----------------------------------------------------------------------------------
 
@@ -113,18 +111,14 @@ class TelegramChannel(Channel):
             raise DeliveryError(f"telegram: cannot show question {question.id}: {problem}") from problem
         chat = str(subscription.chat)
         agent = question.agent.id if question.agent is not None and subscription.topic == "agent" else None
-        # Concurrent questions from one agent wait for the first, so that they all land in the one topic it opens.
-        lock: AbstractAsyncContextManager[object] = nullcontext()
-        if agent is not None:
-            lock = self._topic_locks.setdefault((agent, chat), anyio.Lock())
         try:
-            async with lock:
+            async with self.topics.lock(agent, chat):
                 topic = subscription.topic if isinstance(subscription.topic, int) else None
                 if agent is not None and question.agent is not None:
                     topic = self.topics.find(self.ledger, agent, chat)
                     if topic is None:
                         topic = await self.transport.create_topic(subscription.chat, question.agent.name or agent)
-                        self.topics.opened(agent, chat, topic)
+                        self.topics.remember(agent, chat, topic)
                 chat_id, message_id, parts = await self._send_to_the_end(subscription.chat, message, topic)
         except TelegramCallError as failure:
             raise DeliveryError(

@@ -3,11 +3,11 @@ Slack's thread per agent) is found again from the store after a restart, so an a
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.ledger import Ledger
-
-RECENT_QUESTIONS_SCANNED = 50
+from bot.agent_places import AgentPlaces
 
 
 class TelegramRef(BaseModel):
@@ -33,31 +33,11 @@ def message_key(chat_id: int, message_id: int) -> str:
     return f"{chat_id}:{message_id}"
 
 
-class Topics:
-    """Each agent's forum topic per chat: in memory once known, else read from the deliveries in the store."""
+def topics(channel: str) -> AgentPlaces[int]:
+    """Each agent's forum topic per chat (as the route names it)."""
+    return AgentPlaces(channel, _topic_in)
 
-    def __init__(self, channel: str) -> None:
-        self.channel = channel
-        self._known: dict[tuple[str, str], int] = {}
 
-    def find(self, ledger: Ledger, agent: str, chat: str) -> int | None:
-        known = self._known.get((agent, chat))
-        if known is not None:
-            return known
-        store = ledger.store
-        for earlier in store.list_questions(agent_id=agent, channel=self.channel, limit=RECENT_QUESTIONS_SCANNED):
-            delivery = store.get_delivery(earlier.id, self.channel)
-            if delivery is None:
-                continue
-            ref = TelegramRef.model_validate(delivery.ref)
-            if ref.chat == chat and ref.topic is not None:
-                self._known[(agent, chat)] = ref.topic
-                return ref.topic
-        return None
-
-    def opened(self, agent: str, chat: str, topic: int) -> None:
-        self._known[(agent, chat)] = topic
-
-    def forget(self) -> None:
-        """Drop what is in memory (as after a restart)."""
-        self._known.clear()
+def _topic_in(ref: dict[str, Any], chat: str) -> int | None:
+    telegram = TelegramRef.model_validate(ref)
+    return telegram.topic if telegram.chat == chat else None
