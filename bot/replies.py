@@ -55,6 +55,12 @@ later, a form to open); raises a HandraiseError (ReplyError, FormError, …) who
 send instead."""
 
 
+class ReplyError(HandraiseError, ValueError):
+    """What a person sent cannot be read as an answer; the message tells them what to send instead."""
+
+    code = BotErrorCode.UNREADABLE_REPLY
+
+
 class ReplyProblems(HandraiseError, ValueError):
     """Several things in one reply could not be read."""
 

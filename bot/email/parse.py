@@ -21,7 +21,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from bot.errors import BotErrorCode, HandraiseError
+from bot.replies import ReplyError
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionOption
 
 _OPTION_NUMBER = re.compile(r"(?:#|(?:option|opt\.?|choice|no\.?|nr\.?|number)\s*#?)?\s*(\d{1,6})\s*[.):]?", re.I)
@@ -43,10 +43,6 @@ class ParsedReply:
 
     items: dict[str, AskUserQuestionAnswerItem] = field(default_factory=dict[str, AskUserQuestionAnswerItem])
     problems: list[str] = field(default_factory=list[str])
-
-
-class _Unreadable(HandraiseError, ValueError):
-    code = BotErrorCode.UNREADABLE_REPLY
 
 
 def parse_reply(text: str, questions: Sequence[AskUserQuestionItem], *, answered: Collection[str] = ()) -> ParsedReply:
@@ -85,17 +81,17 @@ def _single(question: AskUserQuestionItem, text: str, number: int | None) -> Par
     where = f"question {number}: " if number is not None else ""
     try:
         item = read_answer(question, text)
-    except _Unreadable as problem:
+    except ReplyError as problem:
         return ParsedReply(problems=[f"{where}{problem}"])
     return ParsedReply({question.id: item})
 
 
 def read_answer(question: AskUserQuestionItem, text: str) -> AskUserQuestionAnswerItem:
-    """One question's answer from its text. Raises _Unreadable (a ValueError) naming what is wrong."""
+    """One question's answer from its text. Raises ReplyError (a ValueError) naming what is wrong."""
     text = text.strip()
     key = _key(text)
     if not text:
-        raise _Unreadable("the answer is empty")
+        raise ReplyError("the answer is empty")
     if key in _SKIP:
         return AskUserQuestionAnswerItem(id=question.id, selected=[])
     options = list(question.options or ())
@@ -169,7 +165,7 @@ def _choices(options: list[AskUserQuestionOption], line: str) -> list[str] | Non
 
 
 def _choice(options: list[AskUserQuestionOption], text: str) -> str | None:
-    """The option `text` names, by number or label; None when it names none. Raises _Unreadable when it names an
+    """The option `text` names, by number or label; None when it names none. Raises ReplyError when it names an
     option that does not exist or more than one."""
     labels = [option.label for option in options]
     text = _BULLET.sub("", text).strip()
@@ -177,7 +173,7 @@ def _choice(options: list[AskUserQuestionOption], text: str) -> str | None:
     if number is not None:
         index = int(number[1])
         if not 1 <= index <= len(labels):
-            raise _Unreadable(f"there is no option {index}; the options are numbered 1 to {len(labels)}")
+            raise ReplyError(f"there is no option {index}; the options are numbered 1 to {len(labels)}")
         return labels[index - 1]
     key = _label_key(text)
     if not key:
@@ -188,7 +184,7 @@ def _choice(options: list[AskUserQuestionOption], text: str) -> str | None:
     if len(exact) == 1:
         return exact[0]
     if len(exact) > 1:
-        raise _Unreadable(f'"{text}" matches more than one option; answer with its number instead')
+        raise ReplyError(f'"{text}" matches more than one option; answer with its number instead')
     if len(key) < _PREFIX_MINIMUM:
         return None
     starting = [label for label in labels if re.match(re.escape(key) + r"\b", _label_key(label))]
@@ -196,7 +192,7 @@ def _choice(options: list[AskUserQuestionOption], text: str) -> str | None:
         return starting[0]
     if len(starting) > 1:
         names = ", ".join(f'"{label}"' for label in starting)
-        raise _Unreadable(f'"{text}" could be any of {names}; answer with the option\'s number instead')
+        raise ReplyError(f'"{text}" could be any of {names}; answer with the option\'s number instead')
     return None
 
 

@@ -33,7 +33,7 @@ from bot.client import compact_answer
 from bot.mcp_server.relay import QuestionRelay
 from bot.records import AgentRef
 from bot.validation import RequestRefused, check_ask_payload
-from core import AskUserQuestionTool, UserQuestionError, parse_questions
+from core import AskUserQuestionItem, AskUserQuestionTool, UserQuestionError, parse_questions
 
 MAX_WAIT_SECONDS = 300.0
 EARLY_RETRY_SECONDS = 0.05
@@ -155,10 +155,7 @@ class QuestionTools:
                 # The HTTP API's own checks (duplicate ids, control characters, sizes): /mcp does not pass through it.
                 check_ask_payload({"questions": arguments.get("questions")})
                 questions = parse_questions({k: v for k, v in arguments.items() if k != "wait_seconds"})
-                # Shielded: a call cut off while the question is being created must still learn its id, so the
-                # wait below (which meets the cancellation at its first await) can cancel the question.
-                with anyio.CancelScope(shield=True):
-                    question_id = await self.relay.ask(questions, agent_of(ctx, self.labels))
+                question_id = await self._create(questions, agent_of(ctx, self.labels))
                 return await self._await(ctx, question_id, wait)
             if params.name == "get_answer":
                 return await self._await(ctx, _handle(arguments), self._wait_seconds(arguments))
@@ -171,6 +168,13 @@ class QuestionTools:
         except (ValueError, UserQuestionError) as error:
             return _error(str(error.message if isinstance(error, UserQuestionError) else error))
         return _error(f"unknown tool {params.name}; the tools are ask_user_question, get_answer, cancel_question")
+
+    async def _create(self, questions: list[AskUserQuestionItem], agent: AgentRef) -> str:
+        """Shielded: a call cut off while its question is being created must still learn the id, so that the wait
+        (which meets the cancellation at its first await) cancels the question rather than leaving it open."""
+        with anyio.CancelScope(shield=True):
+            return await self.relay.ask(questions, agent)
+        raise AssertionError("a shielded scope that nothing cancels always runs to its end")
 
     def _wait_seconds(self, arguments: dict[str, Any]) -> float:
         value = arguments.get("wait_seconds", self.timing.default_wait)

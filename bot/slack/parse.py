@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.errors import BotErrorCode, HandraiseError
+from bot.replies import ReplyError
 from bot.slack import ids
 from bot.slack.render import answers_at_once, is_batch_of
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
@@ -24,12 +25,6 @@ class ParseError(HandraiseError, ValueError):
     """A payload that is malformed or not about one of our questions (logged, never shown as an answer)."""
 
     code = BotErrorCode.SLACK_PAYLOAD
-
-
-class ReplyError(HandraiseError, ValueError):
-    """What a person sent cannot be read as an answer; the message tells them what to send instead."""
-
-    code = BotErrorCode.UNREADABLE_REPLY
 
 
 # --- block_actions ---------------------------------------------------------------------------------------------------

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.errors import BotErrorCode, HandraiseError
 from bot.records import QuestionRecord
+from bot.replies import ReplyError
 from bot.telegram import keys
 from bot.telegram.render import current_question
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
@@ -21,12 +21,6 @@ MAX_REPLY = 4096
 
 _PROMPT_REF = re.compile(r"\nref ([0-9]{1,12})/([0-9]{1,3})\Z")
 _NUMBERS = re.compile(r"[0-9]{1,3}(?:\s*[,;]\s*[0-9]{1,3}|\s+[0-9]{1,3})*")
-
-
-class ReplyError(HandraiseError, ValueError):
-    """Words that cannot be read as an answer; the message says what to send instead."""
-
-    code = BotErrorCode.UNREADABLE_REPLY
 
 
 @dataclass(frozen=True)
