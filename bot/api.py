@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from bot.ledger import Ledger, UnknownQuestion
 from bot.records import AgentRef, QuestionRecord
 from bot.remote import RemoteQuestions
+from bot.store import StoreUnavailable
 from bot.validation import MAX_BODY_BYTES, RequestRefused, field_path, parse_ask_body, too_large
 from core import AskUserQuestionItem, UserQuestionError
 
@@ -33,6 +34,24 @@ class AskBody(BaseModel):
 
 def error_response(status: int, code: str, message: str) -> web.Response:
     return web.json_response({"error": {"code": code, "message": message}}, status=status)
+
+
+STORE_RETRY_AFTER_SECONDS = 5
+"""What a 503 STORE_UNAVAILABLE tells clients to wait before trying again."""
+
+
+@web.middleware
+async def store_unavailable(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A store that cannot write (disk full, read-only file) answers 503 naming the file, on every path.
+
+    Nothing was acknowledged, so the client may simply retry; pages that speak to people say so themselves first.
+    """
+    try:
+        return await handler(request)
+    except StoreUnavailable as down:
+        response = error_response(503, down.code, down.message)
+        response.headers["Retry-After"] = str(STORE_RETRY_AFTER_SECONDS)
+        return response
 
 
 STATUS_OF_CODE = {"EMPTY_QUESTIONS": 422, "BAD_INTENT": 422, "NO_PROVIDER": 422, "BAD_REQUEST": 422}
@@ -105,6 +124,7 @@ async def ask(request: web.Request) -> web.Response:
         record = request.app[REMOTE_KEY].ask(body.questions, body.agent)
     except UserQuestionError as refused:
         return error_response(STATUS_OF_CODE.get(refused.code, 422), refused.code, refused.message)
+    await request.app[LEDGER_KEY].store.durable()
     return web.json_response(
         {"id": record.id, "status": "pending"}, status=202, headers={"Location": f"/v1/questions/{record.id}"}
     )
@@ -122,6 +142,8 @@ async def get_question(request: web.Request) -> web.Response:
         record = await request.app[LEDGER_KEY].wait(request.match_info["id"], wait)
     except UnknownQuestion:
         return error_response(404, "NOT_FOUND", f"no question {request.match_info['id']}")
+    if record.status != "pending":
+        await request.app[LEDGER_KEY].store.durable()  # an outcome is never shown before it is on disk
     return web.json_response(question_json(record))
 
 
@@ -142,6 +164,7 @@ async def cancel_question(request: web.Request) -> web.Response:
     if not resolution.won:
         record = resolution.record
         return error_response(409, "ALREADY_RESOLVED", f"question {question_id} is already {record.status}")
+    await request.app[LEDGER_KEY].store.durable()
     return web.json_response(question_json(resolution.record))
 
 
@@ -209,6 +232,7 @@ def openapi_document() -> dict[str, Any]:
                         "422": reply(
                             "EMPTY_QUESTIONS, BAD_INTENT, NO_PROVIDER or BAD_REQUEST (names the field)", error
                         ),
+                        "503": reply("STORE_UNAVAILABLE: the store cannot write; nothing was asked", error),
                     },
                 },
                 "get": {"summary": "Recent questions", "responses": {"200": reply("Questions", {"type": "object"})}},

@@ -136,6 +136,7 @@ class ChannelAnswerer:
         self.channel = channel
         self.router = router
         self.ledger = ledger
+        self._shows_outcome = type(channel).close_out is not Channel.close_out
         channel.attach(Replies(channel, ledger, router))
 
     @property
@@ -157,6 +158,8 @@ class ChannelAnswerer:
                 await pending.resolved.wait()
             else:
                 await self._wait(pending, route, next_)
+            # The outcome is shown to people (and handed to the agent) only once it would survive a power loss.
+            await self.ledger.store.durable()
         except anyio.get_cancelled_exc_class():
             if self.ledger.closing:
                 raise
@@ -175,15 +178,16 @@ class ChannelAnswerer:
             # and the escalating channel records the failure.
             raise
         finally:
-            with anyio.CancelScope(shield=True):
-                if delivered:
+            if delivered and pending.resolved.is_set() and self._shows_outcome:
+                with anyio.CancelScope(shield=True):
                     await self._close_out(pending)
-                self.ledger.release(pending)
+            # Else nothing to show: no cancel scope either, which at 10^5 questions stopping at once adds up.
+            self.ledger.release(pending)
         return outcome_of(pending.record)
 
     async def _deliver(self, pending: PendingQuestion, route: Route) -> None:
         store = self.ledger.store
-        if store.get_delivery(pending.id, self.name) is not None:
+        if not pending.new and store.get_delivery(pending.id, self.name) is not None:
             return  # resumed after a restart: the question is already on show
         sent = await self.channel.deliver(pending.record, route)
         ref = sent.ref.model_dump(mode="json") if sent.ref is not None else {}
@@ -191,7 +195,7 @@ class ChannelAnswerer:
         ref |= {RESPONDERS_KEY: self.channel.responders(route), APPROVALS_KEY: route.approvals}
         if route.remind_every is not None:
             ref[REMIND_AT_KEY] = (self.ledger.clock.now() + route.remind_every).isoformat()
-        store.add_delivery(pending.id, self.name, sent.key, ref)
+        await store.add_delivery_soon(pending.id, self.name, sent.key, ref)
 
     async def _wait(self, pending: PendingQuestion, route: Route, next_: Next) -> None:
         created = pending.record.created_at
@@ -267,7 +271,7 @@ class ChannelAnswerer:
     async def _close_out(self, pending: PendingQuestion) -> None:
         # The delivery is read back only now: a waiting question should not hold it in memory for hours.
         delivery = self.ledger.store.get_delivery(pending.id, self.name)
-        if delivery is None or not pending.resolved.is_set():
+        if delivery is None:
             return
         await self._bounded(pending.id, "show the outcome", self.channel.close_out(pending.record, delivery))
 

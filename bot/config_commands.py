@@ -55,7 +55,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except CannotListen as error:
         print(f"handraise: {error}", file=sys.stderr)
         return 1
+    except BaseExceptionGroup as group:
+        # A task group wraps a failure at start (a damaged store) in a group; one failure is reported as itself.
+        raise sole_exception(group) from None
     return 0
+
+
+def sole_exception(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception inside (nested) groups, or the group itself when it holds several."""
+    inner: BaseException = group
+    while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
+        inner = inner.exceptions[0]
+    return group if isinstance(inner, BaseExceptionGroup) else inner
 
 
 def cmd_routes(args: argparse.Namespace) -> int:

@@ -39,7 +39,7 @@ class UnknownQuestion(HandraiseError, LookupError):
 class PendingQuestion:
     """One question while something in this process waits on it."""
 
-    __slots__ = ("_changed", "holders", "record", "request", "resolved")  # thousands may wait at once
+    __slots__ = ("_changed", "holders", "new", "record", "request", "resolved")  # thousands may wait at once
 
     def __init__(self, record: QuestionRecord, request: AskUserQuestionRequest | None) -> None:
         self.record = record
@@ -47,6 +47,8 @@ class PendingQuestion:
         self.resolved = Latch()
         self._changed: anyio.Event | None = None  # made only when followed: most questions never are
         self.holders = 0
+        self.new = False
+        """Created by this process and not yet shown anywhere: no channel needs to look for an earlier delivery."""
 
     async def wait_changed(self) -> None:
         """Return once the question moves without ending (an approval counted, a reminder sent)."""
@@ -97,9 +99,13 @@ class Ledger:
 
     # --- holding questions ---------------------------------------------------------------------------------
 
-    def bind(self, request: AskUserQuestionRequest, record: QuestionRecord) -> PendingQuestion:
-        """Tie `request` to a question already in the store (asked over the API, or resumed after a restart)."""
+    def bind(self, request: AskUserQuestionRequest, record: QuestionRecord, *, new: bool = False) -> PendingQuestion:
+        """Tie `request` to a question already in the store (asked over the API, or resumed after a restart).
+
+        `new`: the caller has just created it, so it has been delivered nowhere yet.
+        """
         pending = self._by_id.get(record.id) or PendingQuestion(record, request)
+        pending.new = new
         pending.request = request
         self._by_request[id(request)] = pending
         self._by_id[record.id] = pending
@@ -114,7 +120,7 @@ class Ledger:
                 agent=agent, questions=list(request.questions), origin="local", created_at=self.clock.now()
             )
             self.store.create_question(record)
-            pending = self.bind(request, record)
+            pending = self.bind(request, record, new=True)
             self._notify("asked", record)
         pending.holders += 1
         return pending
@@ -142,16 +148,20 @@ class Ledger:
         *,
         by: str | None,
         via: str,
+        record: QuestionRecord | None = None,
     ) -> Resolution:
         """Record a human's answer if the question is still pending; the first one wins.
 
-        Raises UnknownQuestion, or AnswerError when the answer does not fit the questions (nothing is recorded).
+        `record` is the question as the caller has just read it, if it has (its questions never change; the store
+        re-reads the status inside the write). Raises UnknownQuestion, or AnswerError when the answer does not fit
+        the questions (nothing is recorded).
         """
-        record = self._record(question_id)
+        if record is None:
+            record = self._record(question_id)
         if isinstance(items, AskUserQuestionAnswer):
             items = {item.id: item for item in items.answers}
         answer = normalise_answer(record.questions, items)
-        return self._resolve(question_id, "answered", answer=answer, by=by, via=via)
+        return self._resolve(question_id, "answered", known=True, answer=answer, by=by, via=via, seen=record)
 
     def save_partial(
         self, question_id: str, item: AskUserQuestionAnswerItem, *, by: str | None, via: str
@@ -210,8 +220,11 @@ class Ledger:
         """End a question without an answer (cancelled, expired, failed) unless something already ended it."""
         return self._resolve(question_id, status, error_code=code, error_message=message, by=by, via=via)
 
-    def _resolve(self, question_id: str, status: QuestionStatus, **fields: object) -> Resolution:
-        self._record(question_id)  # UnknownQuestion rather than the store's error for a forged id
+    def _resolve(
+        self, question_id: str, status: QuestionStatus, *, known: bool = False, **fields: object
+    ) -> Resolution:
+        if not known:
+            self._record(question_id)  # UnknownQuestion rather than the store's error for a forged id
         resolution = self.store.resolve(question_id, status, **fields)  # type: ignore[arg-type]
         if resolution.won:
             pending = self._by_id.get(question_id)

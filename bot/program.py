@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 import anyio
 from aiohttp import web
 
-from bot.api import add_api_routes, bearer_auth
+from bot.api import add_api_routes, bearer_auth, store_unavailable
 from bot.capacity import WaitingCap, deepen_listen_queue, raise_open_files_limit, throttle_flood_logs
 from bot.channel import Channel
 from bot.clock import Clock
@@ -85,7 +86,7 @@ async def running(
     try:
         token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
         cap = WaitingCap.within_open_files(config.server.max_waiting)
-        guards = [*origin_guards(OwnHosts(config.server)), bearer_auth(token), cap.middleware()]
+        guards = [store_unavailable, *origin_guards(OwnHosts(config.server)), bearer_auth(token), cap.middleware()]
         app = web.Application(middlewares=guards, client_max_size=2 * 1024 * 1024)
         remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
         add_api_routes(app, installation.ledger, remote)
@@ -134,11 +135,37 @@ async def serve(config: Config, *, on_ready: Callable[[Running], None] | None = 
     throttle_flood_logs()
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with running(config) as program:
+            _tune_garbage_collection()
             if on_ready is not None:
                 on_ready(program)
             async for received in signals:
                 log.info("received %s; stopping (pending questions stay in the store)", received.name)
+                _stop_collecting_garbage()
                 break
+
+
+GC_THRESHOLD = (20_000, 20, 10)
+"""Collect the youngest generation every 20,000 net allocations instead of 700: a request allocates hundreds of
+objects and frees nearly all of them by reference counting, so frequent young collections found little."""
+
+
+def _tune_garbage_collection() -> None:
+    """Set the collector for a long-running server: what start-up built (modules, config, questions resumed from
+    the store) lives as long as the process, so freeze it out of every later full collection."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLD)
+
+
+def _stop_collecting_garbage() -> None:
+    """The process is ending: leave its heap to the operating system instead of walking it.
+
+    Stopping with 10^5 waiting questions cancels 10^5 tasks; the cyclic collector then ran full collections over the
+    whole heap again and again, and once more at interpreter exit: most of a 30 s stop. Frozen objects are never
+    examined again; what the stop itself leaves behind is small.
+    """
+    gc.disable()
+    gc.freeze()
 
 
 def _base_url(runner: web.AppRunner, config: Config) -> str:

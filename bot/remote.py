@@ -14,6 +14,7 @@ import anyio
 from bot.ledger import Ledger
 from bot.records import AgentRef, QuestionRecord, QuestionStatus, Resolution
 from bot.routing import Router
+from bot.store import StoreUnavailable
 from bot.tasks import TaskBag
 from core import (
     Agent,
@@ -28,6 +29,8 @@ from core import (
 
 log = logging.getLogger(__name__)
 
+STORE_RETRY_SECONDS = 2.0
+
 STATUS_OF_ERROR: dict[str, QuestionStatus] = {
     ErrorCode.ASK_TIMEOUT: "expired",
     ErrorCode.ASK_ABORTED: "cancelled",
@@ -36,7 +39,12 @@ STATUS_OF_ERROR: dict[str, QuestionStatus] = {
 
 
 class RemoteQuestions:
-    def __init__(self, ctx: Context, ledger: Ledger, router: Router, tasks: TaskBag) -> None:
+    def __init__(
+        self, ctx: Context, ledger: Ledger, router: Router, tasks: TaskBag, *, store_retry: float = STORE_RETRY_SECONDS
+    ) -> None:
+        self.store_retry = store_retry
+        """Seconds between attempts to deliver a question while the store cannot be written."""
+        self._store_down = False
         self._ctx = ctx
         self._ledger = ledger
         self._router = router
@@ -56,7 +64,7 @@ class RemoteQuestions:
         record = QuestionRecord(agent=agent, questions=questions, origin="api", created_at=self._ledger.clock.now())
         self._ledger.store.create_question(record)
         self._ledger.announce(record)
-        self._start(record)
+        self._start(record, new=True)
         return record
 
     def resume_pending(self) -> int:
@@ -89,12 +97,38 @@ class RemoteQuestions:
             raise RuntimeError("the user-questions service is not installed")
         return service
 
-    def _start(self, record: QuestionRecord) -> None:
+    def _start(self, record: QuestionRecord, *, new: bool = False) -> None:
         # No AbortController: a cancel resolves the question in the ledger, which wakes every channel holding it.
         self._running.add(record.id)
-        self._tasks.spawn(self._run, record)
+        self._tasks.spawn(self._run, record, new)
 
-    async def _run(self, record: QuestionRecord) -> None:
+    async def _run(self, record: QuestionRecord, new: bool) -> None:
+        question_id = record.id
+        try:
+            while True:
+                try:
+                    await self._ask_once(record, new)
+                    self._store_down = False
+                    return
+                except StoreUnavailable as down:
+                    # The question is stored (it was acknowledged), but could not be delivered or resolved: keep
+                    # it, and try again until the store works, without a restart.
+                    if not self._store_down:
+                        log.warning("%s; pending questions are retried every %g s", down.message, self.store_retry)
+                    self._store_down = True
+                await anyio.sleep(self.store_retry)
+                try:
+                    current = self._ledger.store.get_question(question_id)
+                except StoreUnavailable:
+                    continue
+                if current is None or current.status != "pending":
+                    return
+                record, new = current, False  # a channel may have shown it before the store failed
+        finally:
+            self._running.discard(question_id)
+            await anyio.lowlevel.checkpoint()
+
+    async def _ask_once(self, record: QuestionRecord, new: bool) -> None:
         agent: Agent | None = None
         leave = _nothing
         registry = self._ctx.agents
@@ -102,19 +136,19 @@ class RemoteQuestions:
             agent = Agent(record.agent.id, name=record.agent.name, labels=record.agent.labels)
             leave = registry.enter(agent)
         request = AskUserQuestionRequest(questions=record.questions, agent=agent)
-        self._ledger.bind(request, record)
+        self._ledger.bind(request, record, new=new)
         try:
             await self._service().ask(request)
         except UserQuestionError as failure:
             status = STATUS_OF_ERROR.get(failure.code, "failed")
             self._ledger.resolve(record.id, status, code=failure.code, message=failure.message)
+        except StoreUnavailable:
+            raise
         except Exception as failure:
             log.exception("question %s failed", record.id)
             self._ledger.resolve(record.id, "failed", code="INTERNAL", message=f"handraise failed: {failure}")
         finally:
             leave()
-            self._running.discard(record.id)
-            await anyio.lowlevel.checkpoint()
 
 
 def _nothing() -> None:

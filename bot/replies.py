@@ -261,12 +261,17 @@ class Replies:
         # Late answers go to the ledger too: it tells who won, and the store audits them as duplicates.
         try:
             if approval is not None:
-                return await self._approve(record, approval, by, needed)
-            outcome = self._record(record, answer, by)
+                outcome = await self._approve(record, approval, by, needed)
+            else:
+                outcome = self._record(record, answer, by)
         except AnswerError as problem:
             return self._unreadable(record, by, how, problem)
         except UnknownQuestion:
             return Ended(None)
+        # Whatever was recorded is on disk before anyone is told (and before a mail is flagged \Seen).
+        await self.ledger.store.durable()
+        if approval is not None:
+            return outcome
         if answer.problems and isinstance(outcome, Accepted) and not outcome.complete:
             return self._unreadable(outcome.record, by, how, ReplyProblems(answer.problems))
         return outcome
@@ -295,7 +300,7 @@ class Replies:
             items: Items = merged
         else:
             items = answer.items
-        resolution = ledger.submit(record.id, items, by=by, via=via)
+        resolution = ledger.submit(record.id, items, by=by, via=via, record=record)
         return _resolved(resolution.won, resolution.record)
 
     async def _approve(self, record: QuestionRecord, item: AskUserQuestionAnswerItem, by: str, needed: int) -> Outcome:

@@ -14,7 +14,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Collection, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -30,11 +30,14 @@ from bot.records import (
     Resolution,
     utc_now,
 )
+from bot.store_group import WriteGroup
 from bot.store_schema import APPLICATION_ID as APPLICATION_ID
 from bot.store_schema import MIGRATIONS as MIGRATIONS
 from bot.store_schema import SCHEMA_VERSION as SCHEMA_VERSION
 from bot.store_schema import StoreError as StoreError
+from bot.store_schema import StoreUnavailable as StoreUnavailable
 from bot.store_schema import configure, migrate
+from bot.store_sync import DurabilityBarrier, Fsync
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 _AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
@@ -49,25 +52,28 @@ SEEN_EVENTS_KEPT = timedelta(days=1)
 
 def _ts(value: datetime) -> str:
     # Fixed width (microseconds always present) so that text order is time order in ORDER BY.
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 class Store:
     """The handraise SQLite store. Open with `Store.open(path)`; safe to share between threads of one process and
     between processes on one file."""
 
-    def __init__(self, connection: sqlite3.Connection, path: str) -> None:
+    def __init__(self, connection: sqlite3.Connection, path: str, barrier: DurabilityBarrier | None = None) -> None:
         """Use `Store.open`; this only wraps an already-migrated connection."""
         self._db = connection
         self._path = path
         self._lock = threading.Lock()
+        self._barrier = barrier or DurabilityBarrier(None)
+        self._group = WriteGroup(self._write, self._failure)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> Store:
+    def open(cls, path: str | os.PathLike[str], *, fsync: Fsync = os.fsync) -> Store:
         """Open (creating if needed) the store at `path`, or an in-memory one for `":memory:"`, and migrate it.
 
-        Raises StoreError when the file is not a SQLite database, belongs to another application, or was written
-        by a newer handraise.
+        `fsync` is what `durable()` calls on the files (tests count or slow it). Raises StoreError when the file is
+        not a SQLite database, belongs to another application, or was written by a newer handraise, and
+        StoreUnavailable when it is damaged.
         """
         name = os.fspath(path)
         if name != ":memory:":
@@ -87,7 +93,7 @@ class Store:
         except BaseException:
             connection.close()
             raise
-        return cls(connection, name)
+        return cls(connection, name, DurabilityBarrier(None if name == ":memory:" else name, fsync))
 
     @property
     def path(self) -> str:
@@ -102,6 +108,18 @@ class Store:
         """Close the connection. Idempotent; any later call raises StoreError."""
         with self._lock:
             self._db.close()
+            self._barrier.close()
+
+    async def durable(self) -> None:
+        """Return once every write this store committed before the call is on disk (survives a power loss).
+
+        Writes commit at once but are synced in batches: await this before acknowledging a write to anyone.
+        Raises StoreUnavailable when the disk refuses the sync.
+        """
+        try:
+            await self._barrier.durable()
+        except OSError as error:
+            raise StoreUnavailable(f"the handraise store at {self._path} cannot be synced to disk: {error}") from error
 
     def __enter__(self) -> Store:
         return self
@@ -218,12 +236,15 @@ class Store:
         via: str | None = None,
         error_code: str | None = None,
         error_message: str | None = None,
+        seen: QuestionRecord | None = None,
     ) -> Resolution:
         """Move a pending question to `status`, once: the first resolution wins, for good.
 
         The winner's audit event is committed before this returns. A loser gets `won=False` and the current record
-        (who resolved it, how); a losing *answer* is audited as `duplicate`. Raises StoreError for an unknown id and
-        ValueError when `status` is `pending` or `answer` is given for any status but `answered` (or missing for it).
+        (who resolved it, how); a losing *answer* is audited as `duplicate`. `seen` is the record as the caller
+        last read it: when the stored one is still exactly that, it is not parsed again. Raises StoreError for an
+        unknown id and ValueError when `status` is `pending` or `answer` is given for any status but `answered`
+        (or missing for it).
         """
         if status == "pending":
             raise ValueError("resolve needs a final status, not 'pending'")
@@ -231,7 +252,7 @@ class Store:
             raise ValueError("an answer is required for status 'answered' and only for it")
         answer_wire = answer.to_wire() if answer is not None else None
         with self._write() as db:
-            record = _require_question(db, id)
+            record = _require_question(db, id, seen)
             update: dict[str, Any] = {"status": status, "answer": answer, "answered_by": by, "answered_via": via}
             update |= {"resolved_at": utc_now(), "error_code": error_code, "error_message": error_message}
             resolved = record.model_copy(update=update)
@@ -263,17 +284,19 @@ class Store:
         # `ref` as a later read returns it (JSON turns tuples into lists).
         delivery = Delivery(question_id=question_id, channel=channel, key=key, ref=json.loads(stored))
         with self._write() as db:
-            _require_exists(db, question_id)
-            try:
-                db.execute(
-                    "INSERT INTO deliveries VALUES (?, ?, ?, ?, ?) ON CONFLICT (question_id, channel) DO UPDATE "
-                    "SET key = excluded.key, ref_json = excluded.ref_json, created_at = excluded.created_at",
-                    (question_id, channel, key, stored, _ts(delivery.created_at)),
-                )
-            except sqlite3.IntegrityError:
-                raise StoreError(f"{channel} delivery key {key!r} is already used by another question") from None
+            _insert_delivery(db, question_id, channel, key, stored, _ts(delivery.created_at))
             self._append(db, question_id, "delivered", channel, None, {"key": key})
         return delivery
+
+    async def add_delivery_soon(self, question_id: str, channel: str, key: str, ref: dict[str, Any]) -> None:
+        """`add_delivery`, committed together with the others recorded in this turn of the event loop."""
+        stored, at = json.dumps(ref), _ts(utc_now())
+
+        def insert(db: sqlite3.Connection) -> None:
+            _insert_delivery(db, question_id, channel, key, stored, at)
+            self._append(db, question_id, "delivered", channel, None, {"key": key})
+
+        await self._group.run(insert)
 
     def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
         """Count one reminder on `channel` and keep when the next is due, with its delivery, so that a restart goes
@@ -300,6 +323,12 @@ class Store:
 
     def get_delivery(self, question_id: str, channel: str) -> Delivery | None:
         return next(iter(self._deliveries("question_id = ? AND channel = ?", question_id, channel)), None)
+
+    def has_delivery(self, question_id: str, channel: str) -> bool:
+        """Whether the question was shown on `channel`, without reading the delivery itself."""
+        with self._read() as db:
+            sql = "SELECT 1 FROM deliveries WHERE question_id = ? AND channel = ?"
+            return db.execute(sql, (question_id, channel)).fetchone() is not None
 
     def find_delivery(self, channel: str, key: str) -> Delivery | None:
         """The delivery an incoming reply refers to, by the channel's lookup key."""
@@ -330,7 +359,7 @@ class Store:
         """Append one event. Raises StoreError for an unknown question, TypeError for a detail JSON cannot hold."""
         with self._write() as db:
             _require_exists(db, question_id)
-            return self._append(db, question_id, kind, channel, actor, detail or {})
+            return _event_from_row(self._append(db, question_id, kind, channel, actor, detail or {}))
 
     def history(
         self,
@@ -381,39 +410,56 @@ class Store:
         channel: str | None,
         actor: str | None,
         detail: dict[str, Any],
-    ) -> AuditEvent:
+    ) -> tuple[Any, ...]:
+        """Insert one audit row; returns it as a later read would (the caller builds an AuditEvent only if needed)."""
         if kind not in _AUDIT_KINDS:
             raise ValueError(f"unknown audit kind {kind!r}")
         row = (_ts(utc_now()), question_id, kind, channel, actor, json.dumps(detail))
         cursor = db.execute(
             "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) VALUES (?, ?, ?, ?, ?, ?)", row
         )
-        # Return exactly what a later read returns (JSON turns tuples into lists), not what the caller passed.
-        return _event_from_row((cursor.lastrowid, *row))
+        return (cursor.lastrowid, *row)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock, self._errors():
-            yield self._db
+        with self._lock:
+            try:
+                yield self._db
+            except sqlite3.Error as error:
+                raise self._failure(error) from error
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction holding the write lock from its first statement; rolled back on any error."""
-        with self._lock, self._errors():
-            self._db.execute("BEGIN IMMEDIATE")
+        with self._lock:
             try:
-                yield self._db
-            except BaseException:
-                self._db.rollback()
-                raise
-            self._db.commit()
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                    self._db.commit()
+                except BaseException:
+                    # A COMMIT that failed (disk full) leaves the transaction open; end it so the next write can begin.
+                    with suppress(sqlite3.Error):
+                        self._db.rollback()
+                    raise
+            except sqlite3.Error as error:
+                raise self._failure(error) from error
+            self._barrier.committed()
 
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as error:
-            raise StoreError(f"the handraise store at {self._path} failed: {error}") from error
+    def _failure(self, error: sqlite3.Error) -> StoreError:
+        # OperationalError is the disk's (full, read-only, I/O, locked too long); a bare DatabaseError is a damaged
+        # file. The other subclasses (IntegrityError, ProgrammingError) are handraise's own mistakes.
+        if type(error) is sqlite3.DatabaseError:
+            return StoreUnavailable(
+                f"the handraise store at {self._path} is damaged ({error}); restore the file "
+                "from a backup, or move it aside (`sqlite3 FILE .recover` can save what is readable)"
+            )
+        if isinstance(error, sqlite3.OperationalError):
+            return StoreUnavailable(
+                f"the handraise store at {self._path} is unavailable ({error}); nothing was recorded. "
+                "Free disk space or make the file writable: handraise carries on once it can write again"
+            )
+        return StoreError(f"the handraise store at {self._path} failed: {error}")
 
 
 def _where(*filters: tuple[Any, ...]) -> tuple[str, list[Any]]:
@@ -427,16 +473,33 @@ def _record_json(record: QuestionRecord) -> str:
     return record.model_dump_json(by_alias=True, exclude_none=True)
 
 
-def _fetch_question(db: sqlite3.Connection, id: str) -> QuestionRecord | None:
+def _fetch_question(db: sqlite3.Connection, id: str, seen: QuestionRecord | None = None) -> QuestionRecord | None:
     row = db.execute("SELECT record_json FROM questions WHERE id = ?", (id,)).fetchone()
-    return QuestionRecord.model_validate_json(row[0]) if row else None
+    if row is None:
+        return None
+    # Serialising is several times cheaper than parsing and validating: reuse what the caller holds if it is current.
+    if seen is not None and seen.id == id and _record_json(seen) == row[0]:
+        return seen
+    return QuestionRecord.model_validate_json(row[0])
 
 
-def _require_question(db: sqlite3.Connection, id: str) -> QuestionRecord:
-    record = _fetch_question(db, id)
+def _require_question(db: sqlite3.Connection, id: str, seen: QuestionRecord | None = None) -> QuestionRecord:
+    record = _fetch_question(db, id, seen)
     if record is None:
         raise StoreError(f"no question {id} in the store")
     return record
+
+
+def _insert_delivery(db: sqlite3.Connection, question_id: str, channel: str, key: str, ref: str, at: str) -> None:
+    _require_exists(db, question_id)
+    try:
+        db.execute(
+            "INSERT INTO deliveries VALUES (?, ?, ?, ?, ?) ON CONFLICT (question_id, channel) DO UPDATE "
+            "SET key = excluded.key, ref_json = excluded.ref_json, created_at = excluded.created_at",
+            (question_id, channel, key, ref, at),
+        )
+    except sqlite3.IntegrityError:
+        raise StoreError(f"{channel} delivery key {key!r} is already used by another question") from None
 
 
 def _require_exists(db: sqlite3.Connection, id: str) -> None:

@@ -18,6 +18,15 @@ class StoreError(HandraiseError):
     code = BotErrorCode.STORE
 
 
+class StoreUnavailable(StoreError):
+    """The store's file cannot be written or read right now (disk full, read-only, I/O error, a corrupt page).
+
+    Nothing was recorded; the same call may work once the operator fixes the disk.
+    """
+
+    code = "STORE_UNAVAILABLE"
+
+
 APPLICATION_ID = 0x68726169  # "hrai": marks the file as handraise's in its SQLite header
 
 MIGRATIONS: tuple[str, ...] = (

@@ -24,6 +24,7 @@ from bot.ledger import ChangeKind, Ledger
 from bot.records import Delivery, QuestionRecord
 from bot.replies import Answer, Ended, NotAllowed, Replies, Unreadable
 from bot.routing import Route, Router
+from bot.store import StoreUnavailable
 from bot.web.auth import InboxAuth, secured
 from bot.web.forms import (
     FormData,
@@ -171,6 +172,16 @@ class WebInbox(Channel):
     # --- answering ------------------------------------------------------------------------------------------------
 
     async def _answer(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self._answer_form(request)
+        except StoreUnavailable as down:
+            # Say it to the person, in the page: their answer is not recorded, and it is worth trying again.
+            message = f"Your answer was not sent: {down.message} ({down.code}). Go back and send it again later."
+            response = _page(render_message("Answer not sent", message), 503)
+            response.headers["Retry-After"] = "5"
+            return response
+
+    async def _answer_form(self, request: web.Request) -> web.StreamResponse:
         form = await _read_form(request)
         if not self._auth.csrf_ok(form):
             message = "This form is out of date (handraise may have restarted). Reload the inbox and answer again."
@@ -227,7 +238,7 @@ class WebInbox(Channel):
 
     def _changed(self, kind: ChangeKind, record: QuestionRecord) -> None:
         # "asked" comes from the channel's `deliver` instead: only then is it known to be the inbox's question.
-        if kind == "asked" or self.ledger.store.get_delivery(record.id, self.name) is None:
+        if kind == "asked" or not self.ledger.store.has_delivery(record.id, self.name):
             return
         if kind == "partial":
             self._feed.publish({"kind": "partial", "id": record.id})

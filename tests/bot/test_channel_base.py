@@ -240,3 +240,44 @@ async def test_an_escalation_target_that_cannot_deliver_leaves_the_question_open
     assert isinstance(rig.outcome[0], AskUserQuestionAnswer)
     failures = [event for event in rig.ledger.store.history() if event.kind == "failed"]
     assert [(event.channel, event.detail["code"]) for event in failures] == [("slack", "DELIVERY_FAILED")]
+
+
+async def test_stopping_reads_nothing_from_the_store_for_a_question_still_waiting(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, {"slack": []})
+    reads: list[str] = []
+    store = rig.ledger.store
+    get_delivery = store.get_delivery
+
+    def counted(question_id: str, channel: str) -> Any:
+        reads.append(question_id)
+        return get_delivery(question_id, channel)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask)
+        await rig.channels["slack"].delivery_seen.wait()
+        store.get_delivery = counted  # type: ignore[method-assign]
+        rig.ledger.close()  # the program is stopping: the waits are cancelled, the question stays pending
+        group.cancel_scope.cancel()
+    assert reads == []  # at 10^5 pending, one read each made SIGTERM take minutes
+    assert rig.channels["slack"].closed == []
+    (record,) = store.list_questions()
+    assert record.status == "pending"
+
+
+async def test_a_question_just_asked_is_delivered_without_looking_for_an_earlier_delivery(tmp_path: Path) -> None:
+    rig = Rig(tmp_path, {"slack": []})
+    store = rig.ledger.store
+    looked: list[str] = []
+    get_delivery = store.get_delivery
+
+    def counted(question_id: str, channel: str) -> Any:
+        looked.append(question_id)
+        return get_delivery(question_id, channel)
+
+    store.get_delivery = counted  # type: ignore[method-assign]
+    async with anyio.create_task_group() as group:
+        group.start_soon(rig.ask)
+        await rig.channels["slack"].delivery_seen.wait()
+        assert looked == []  # only a resumed question can have been shown before
+        rig.answer("No", by="U1", via="slack")
+    assert len(rig.channels["slack"].delivered) == 1

@@ -559,3 +559,31 @@ def test_hostile_strings_are_stored_and_read_back_exactly(db_path: Path) -> None
         assert after.list_questions(agent_id=hostile) == [resolved]
         assert after.count_questions() == 1
         assert after.integrity_ok()
+
+
+def test_has_delivery_says_whether_a_question_was_shown_on_a_channel(store: Store) -> None:
+    shown = record()
+    store.create_question(shown)
+    store.add_delivery(shown.id, "web", shown.id, {})
+    assert store.has_delivery(shown.id, "web")
+    assert not store.has_delivery(shown.id, "slack")
+    assert not store.has_delivery("q_unknown", "web")
+
+
+def test_resolving_with_a_stale_copy_keeps_what_was_saved_since(store: Store) -> None:
+    stale = record()
+    store.create_question(stale)
+    partial = AskUserQuestionAnswerItem(id="regions", selected=["eu"])
+    store.save_partial(stale.id, partial, actor="bob", channel="email")
+    resolution = store.resolve(stale.id, "answered", answer=answer(), by="alice", via="web", seen=stale)
+    assert resolution.won
+    assert resolution.record.partial == {"regions": partial}
+    stored = store.get_question(stale.id)
+    assert stored is not None and stored.partial == {"regions": partial} and stored.status == "answered"
+
+
+def test_resolving_with_the_current_copy_gives_the_same_record_as_without(store: Store) -> None:
+    current = record()
+    store.create_question(current)
+    resolution = store.resolve(current.id, "answered", answer=answer(), by="alice", via="web", seen=current)
+    assert resolution.record == store.get_question(current.id)

@@ -78,6 +78,10 @@ async def pending_question(program: Running) -> QuestionRecord:
     with anyio.fail_after(20):
         while not (pending := program.installation.store.list_questions(status="pending")):
             await anyio.sleep(0.02)
+        # A question is in the store before its asker hears the 202 (that waits for the fsync): wait until the
+        # asker is long-polling for it, so that a signal sent now finds it waiting (its handlers installed).
+        while not program.installation.ledger._waiters:
+            await anyio.sleep(0.02)
     return pending[0]
 
 

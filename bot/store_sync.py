@@ -1,0 +1,99 @@
+"""Group commit for the store: every commit lands at once, and callers that acknowledge one wait for a shared fsync.
+
+The store runs SQLite in WAL mode with `synchronous = NORMAL`: a commit is written to the -wal file but not
+fsynced, so first-answer-wins stays one short conditional UPDATE and nothing waits on the disk inside the write
+lock. What a power loss could take is exactly the WAL frames written since the last fsync. `await durable()` closes
+that gap for everyone at once: it returns only after an fsync of the -wal file that *began after* the caller's
+commit. One fsync covers every commit made before it started, so under load many acknowledgements share one, and
+callers that arrive while an fsync runs wait for the next one.
+
+SQLite itself syncs the -wal before a checkpoint copies it into the database file and syncs the database file after,
+so checkpointed data is covered too. A -wal file that is new (the first one, or one recreated under another inode)
+is followed by an fsync of the directory, so its name survives as well as its bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+
+Fsync = Callable[[int], None]
+
+
+class DurabilityBarrier:
+    """Counts the store's commits and makes them durable in batches. `committed()` after each commit (from any
+    thread), `await durable()` before acknowledging one."""
+
+    def __init__(self, database: str | None, fsync: Fsync = os.fsync) -> None:
+        """`database` is the SQLite file's path, or None for an in-memory store (nothing to sync)."""
+        self._database = database
+        self._fsync = fsync
+        self._commits = 0
+        self._synced = 0
+        self._running: anyio.Event | None = None
+        self._file: tuple[int, int, int] | None = None  # (fd, st_dev, st_ino) of the synced -wal file
+        self.syncs = 0
+        """How many fsync rounds have completed: a figure for benchmarks and tests."""
+
+    def committed(self) -> None:
+        """Count one commit; call it after the COMMIT returned, before anyone learns of the write."""
+        self._commits += 1
+
+    async def durable(self) -> None:
+        """Return once every commit counted before this call is on disk. Raises OSError when the fsync fails."""
+        target = self._commits
+        while self._synced < target:
+            if self._running is not None:
+                # A sync is under way, but it may have started before our commit: wait, then check again.
+                await self._running.wait()
+                continue
+            done = self._running = anyio.Event()
+            try:
+                # Let the handlers already woken in this turn of the event loop commit first and join this round.
+                await anyio.lowlevel.checkpoint()
+                covers = self._commits
+                # Not cancellable: the fsync runs to its end in its thread either way, and the waiters need its outcome.
+                await anyio.to_thread.run_sync(self._sync)
+                self._synced = max(self._synced, covers)
+                self.syncs += 1
+            finally:
+                self._running = None
+                done.set()
+
+    def close(self) -> None:
+        if self._file is not None:
+            os.close(self._file[0])
+            self._file = None
+
+    def _sync(self) -> None:
+        if self._database is None:
+            return
+        wal = f"{self._database}-wal"
+        try:
+            status = os.stat(wal)
+        except FileNotFoundError:
+            # No -wal file (the last connection checkpointed and removed it): the data is in the database file.
+            self._sync_path(self._database)
+            return
+        if self._file is None or (self._file[1], self._file[2]) != (status.st_dev, status.st_ino):
+            self.close()
+            fd = os.open(wal, os.O_RDONLY | os.O_CLOEXEC)
+            self._file = (fd, status.st_dev, status.st_ino)
+            self._fsync(fd)
+            # A new -wal file: make its directory entry durable too, with the database file's own header.
+            self._sync_path(self._database)
+            self._sync_path(str(Path(self._database).parent))
+            return
+        self._fsync(self._file[0])
+
+    def _sync_path(self, path: str) -> None:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            self._fsync(fd)
+        finally:
+            os.close(fd)
