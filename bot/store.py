@@ -30,7 +30,6 @@ from bot.records import (
     Resolution,
     utc_now,
 )
-from bot.store_group import WriteGroup
 from bot.store_schema import APPLICATION_ID as APPLICATION_ID
 from bot.store_schema import MIGRATIONS as MIGRATIONS
 from bot.store_schema import SCHEMA_VERSION as SCHEMA_VERSION
@@ -65,7 +64,6 @@ class Store:
         self._path = path
         self._lock = threading.Lock()
         self._barrier = barrier or DurabilityBarrier(None)
-        self._group = WriteGroup(self._write, self._failure)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, fsync: Fsync = os.fsync) -> Store:
@@ -287,16 +285,6 @@ class Store:
             _insert_delivery(db, question_id, channel, key, stored, _ts(delivery.created_at))
             self._append(db, question_id, "delivered", channel, None, {"key": key})
         return delivery
-
-    async def add_delivery_soon(self, question_id: str, channel: str, key: str, ref: dict[str, Any]) -> None:
-        """`add_delivery`, committed together with the others recorded in this turn of the event loop."""
-        stored, at = json.dumps(ref), _ts(utc_now())
-
-        def insert(db: sqlite3.Connection) -> None:
-            _insert_delivery(db, question_id, channel, key, stored, at)
-            self._append(db, question_id, "delivered", channel, None, {"key": key})
-
-        await self._group.run(insert)
 
     def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
         """Count one reminder on `channel` and keep when the next is due, with its delivery, so that a restart goes

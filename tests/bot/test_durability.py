@@ -14,7 +14,7 @@ import pytest
 
 from bot.program import running
 from bot.records import QuestionRecord
-from bot.store import Store, StoreError, StoreUnavailable
+from bot.store import Store, StoreUnavailable
 from core import AskUserQuestionItem
 
 from .fakes import RecordingChannel
@@ -194,31 +194,3 @@ async def test_an_ask_is_acknowledged_only_after_its_fsync(tmp_path: Path) -> No
             assert replies == []
             disk.release()
         assert replies == [202]
-
-
-async def test_deliveries_recorded_in_one_turn_share_one_commit_and_a_bad_one_fails_alone(store: Store) -> None:
-    questions = [question() for _ in range(5)]
-    for record in questions:
-        store.create_question(record)
-    store.add_delivery(questions[0].id, "slack", "taken", {})
-    commits = store._barrier._commits
-    outcomes: dict[str, object] = {}
-
-    async def deliver(record: QuestionRecord, key: str) -> None:
-        try:
-            await store.add_delivery_soon(record.id, "web", key, {"n": 1})
-            outcomes[record.id] = "recorded"
-        except StoreError as error:
-            outcomes[record.id] = error
-
-    async with anyio.create_task_group() as tasks:
-        for index, record in enumerate(questions[1:]):
-            tasks.start_soon(deliver, record, f"k{index}")
-        tasks.start_soon(deliver, questions[0], "k0")  # k0 is taken by the first of the others
-    assert store._barrier._commits == commits + 1
-    assert isinstance(outcomes[questions[0].id], StoreError)
-    assert store.get_delivery(questions[0].id, "web") is None
-    for index, record in enumerate(questions[1:]):
-        delivery = store.get_delivery(record.id, "web")
-        assert delivery is not None and (delivery.key, delivery.ref) == (f"k{index}", {"n": 1})
-        assert outcomes[record.id] == "recorded"
