@@ -16,18 +16,16 @@ import json
 import os
 import re
 import secrets
-import socket
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import aiohttp
 from aiohttp import web
+from serving import free_port, in_parallel, inbox_token, start_python, start_serve
 
 from bot.store_sync import DurabilityBarrier
 
@@ -85,26 +83,6 @@ def floor_app(path: str) -> web.Application:
 # --- the clients ---------------------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-async def in_parallel(count: int, job: Callable[[int], Awaitable[None]]) -> float:
-    queue: asyncio.Queue[int] = asyncio.Queue()
-    for index in range(count):
-        queue.put_nowait(index)
-
-    async def worker() -> None:
-        while not queue.empty():
-            await job(queue.get_nowait())
-
-    start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
-    return time.perf_counter() - start
-
-
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far: what a request costs, whatever else loads the machine."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
@@ -133,7 +111,7 @@ class Target:
                 ids[index] = (await reply.json())["id"]
             self.latencies.append(time.perf_counter() - start)
 
-        return count / await in_parallel(count, ask), ids
+        return count / await in_parallel(count, ask, CONCURRENCY), ids
 
     async def answer_all(self, ids: list[str]) -> float:
         async def answer(index: int) -> None:
@@ -142,7 +120,7 @@ class Target:
             async with self.http.post(url, data=form, allow_redirects=False) as reply:
                 assert reply.status == 303, (reply.status, await reply.text())
 
-        return len(ids) / await in_parallel(len(ids), answer)
+        return len(ids) / await in_parallel(len(ids), answer, CONCURRENCY)
 
 
 async def wait_delivered(http: aiohttp.ClientSession, base: str, ids: list[str]) -> None:
@@ -227,17 +205,6 @@ async def measure(rounds: int, per_round: int, handraise: tuple[str, int], token
         print(f"floor ask latency at {CONCURRENCY} clients:     p50 {floor_p50:.1f} ms, p99 {floor_p99:.1f} ms")
 
 
-def start(argv: list[str], tmp: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=os.environ | {"PYTHONUNBUFFERED": "1"},
-        cwd=tmp,
-    )
-
-
 def main() -> None:
     if sys.argv[1:2] == ["--floor"]:
         port, path = int(sys.argv[2]), sys.argv[3]
@@ -249,16 +216,11 @@ def main() -> None:
         port, floor_port = free_port(), free_port()
         config = Path(tmp) / "config.toml"
         config.write_text(f'[server]\nlisten = "127.0.0.1:{port}"\n[store]\npath = "{tmp}/handraise.db"\n')
-        server = start(["-m", "bot.cli", "serve", "--config", str(config)], tmp)
-        floor = start([__file__, "--floor", str(floor_port), f"{tmp}/floor.db"], tmp)
+        server = start_serve(config, cwd=tmp)
+        floor = start_python([__file__, "--floor", str(floor_port), f"{tmp}/floor.db"], cwd=tmp)
         try:
             assert server.stdout is not None and floor.stdout is not None
-            token = None
-            for line in server.stdout:
-                if found := re.search(r"\?token=(\S+)", line):
-                    token = found[1]
-                    break
-            assert token is not None, "the server did not print its inbox URL"
+            token = inbox_token(server)
             assert "ready" in floor.stdout.readline()
             handraise = (f"http://127.0.0.1:{port}", server.pid)
             asyncio.run(measure(rounds, per_round, handraise, token, (f"http://127.0.0.1:{floor_port}", floor.pid)))

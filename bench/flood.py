@@ -17,7 +17,6 @@ import multiprocessing
 import os
 import re
 import resource
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
 import aiohttp
+from serving import free_port, inbox_token, start_serve
 
 from bot.store import Store
 
@@ -43,12 +43,6 @@ GIVE_UP_AFTER = 50
 SAMPLE_TIMEOUT = 5.0
 CONNECT_TIMEOUT = 30.0
 """An agent that cannot connect for this long counts as failed (a server out of open files stops accepting)."""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def open_files(pid: int) -> int:
@@ -302,24 +296,17 @@ def main() -> None:
         port = free_port()
         config = Path(tmp) / "config.toml"
         config.write_text(f'[server]\nlisten = "127.0.0.1:{port}"\n[store]\npath = "{tmp}/flood.db"\n')
-        server = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "serve", "--config", str(config)],
-            stdout=subprocess.PIPE,
+        server = start_serve(
+            config,
             stderr=(Path(tmp) / "serve.log").open("w"),
-            text=True,
-            env=os.environ | {"PYTHONUNBUFFERED": "1"} | ({"PYTHONPATH": str(args.source)} if args.source else {}),
+            env={"PYTHONPATH": str(args.source)} if args.source else {},
             cwd=args.source,
             preexec_fn=limit_server_files(args.server_files),
         )
         ok = False
         try:
             assert server.stdout is not None
-            token = None
-            for line in server.stdout:
-                if found := re.search(r"\?token=(\S+)", line):
-                    token = found[1]
-                    break
-            assert token is not None, "the server did not print its inbox URL"
+            token = inbox_token(server)
             ok = asyncio.run(Flood(agents, f"http://127.0.0.1:{port}", token, server).run())
         finally:
             server.terminate()

@@ -11,25 +11,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
-import socket
 import subprocess
-import sys
 import tempfile
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import aiohttp
+from serving import free_port, in_parallel, inbox_token, start_serve
 
 CONCURRENCY = 32
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def rss_kib(pid: int, field: str = "VmRSS") -> int:
@@ -37,20 +27,6 @@ def rss_kib(pid: int, field: str = "VmRSS") -> int:
     match = re.search(rf"^{field}:\s+(\d+) kB", status, re.MULTILINE)
     assert match is not None
     return int(match[1])
-
-
-async def in_parallel(count: int, job: Callable[[int], Awaitable[None]]) -> float:
-    queue: asyncio.Queue[int] = asyncio.Queue()
-    for index in range(count):
-        queue.put_nowait(index)
-
-    async def worker() -> None:
-        while not queue.empty():
-            await job(queue.get_nowait())
-
-    start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
-    return time.perf_counter() - start
 
 
 async def run(count: int, server: subprocess.Popen[str], base: str, token: str, *, agent: bool, detail: int) -> None:
@@ -76,7 +52,7 @@ async def run(count: int, server: subprocess.Popen[str], base: str, token: str, 
         assert csrf is not None, "could not read the inbox's CSRF token"
         await asyncio.sleep(0.5)
         baseline = rss_kib(server.pid)
-        asked = await in_parallel(count, lambda index: ask(index + 1))
+        asked = await in_parallel(count, lambda index: ask(index + 1), CONCURRENCY)
         while True:
             async with http.get(f"{base}/healthz") as health:
                 if (await health.json())["pending"] == count + 1:
@@ -91,7 +67,7 @@ async def run(count: int, server: subprocess.Popen[str], base: str, token: str, 
             async with http.post(url, data=form, allow_redirects=False) as reply:
                 assert reply.status in (200, 303), (reply.status, await reply.text())
 
-        answered = await in_parallel(count + 1, answer)
+        answered = await in_parallel(count + 1, answer, CONCURRENCY)
         async with http.get(f"{base}/healthz") as health:
             left = (await health.json())["pending"]
         peak = rss_kib(server.pid, "VmHWM")
@@ -117,21 +93,9 @@ def main() -> None:
         port = free_port()
         config = Path(tmp) / "config.toml"
         config.write_text(f'[server]\nlisten = "127.0.0.1:{port}"\n[store]\npath = "{tmp}/scale.db"\n')
-        server = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "serve", "--config", str(config)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=os.environ | {"PYTHONUNBUFFERED": "1"},
-        )
+        server = start_serve(config)
         try:
-            assert server.stdout is not None
-            token = None
-            for line in server.stdout:
-                if found := re.search(r"\?token=(\S+)", line):
-                    token = found[1]
-                    break
-            assert token is not None, "the server did not print its inbox URL"
+            token = inbox_token(server)
             asyncio.run(
                 run(count, server, f"http://127.0.0.1:{port}", token, agent=options.agent, detail=options.detail_kib)
             )

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,15 +18,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+from serving import free_port, start_serve
+
 from bot.records import QuestionRecord
 from bot.store import Store
 from core import AskUserQuestionItem
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def fill(path: Path, count: int) -> None:
@@ -53,13 +48,7 @@ def main() -> None:
         config = Path(tmp) / "config.toml"
         config.write_text(f'[server]\nlisten = "127.0.0.1:{port}"\n[store]\npath = "{store}"\n')
         started = time.perf_counter()
-        server = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "serve", "--config", str(config)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=os.environ | {"PYTHONUNBUFFERED": "1"},
-        )
+        server = start_serve(config)
         try:
             assert server.stdout is not None
             resumed = 0

@@ -1,0 +1,59 @@
+"""What the benchmarks that drive a real `handraise serve` share: a free port, the process, its inbox token, and a
+fixed number of concurrent clients working through a list of jobs."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_python(argv: list[str], **popen: Any) -> subprocess.Popen[str]:
+    """This interpreter running `argv`, its stdout readable line by line as the lines come."""
+    environment = os.environ | {"PYTHONUNBUFFERED": "1"} | popen.pop("env", {})
+    stderr = popen.pop("stderr", subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, *argv], stdout=subprocess.PIPE, stderr=stderr, text=True, env=environment, **popen
+    )
+
+
+def start_serve(config: Path, **popen: Any) -> subprocess.Popen[str]:
+    """`handraise serve --config CONFIG` in a child process (read its banner with `inbox_token`)."""
+    return start_python(["-m", "bot.cli", "serve", "--config", str(config)], **popen)
+
+
+def inbox_token(server: subprocess.Popen[str]) -> str:
+    """The access token of the inbox URL that a starting `serve` prints; raises if it ends without printing one."""
+    assert server.stdout is not None
+    for line in server.stdout:
+        if found := re.search(r"\?token=(\S+)", line):
+            return found[1]
+    raise RuntimeError("the server did not print its inbox URL")
+
+
+async def in_parallel(count: int, job: Callable[[int], Awaitable[None]], concurrency: int = 32) -> float:
+    """Run `job(0)` … `job(count - 1)` on `concurrency` clients; the seconds it took."""
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for index in range(count):
+        queue.put_nowait(index)
+
+    async def worker() -> None:
+        while not queue.empty():
+            await job(queue.get_nowait())
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - start
