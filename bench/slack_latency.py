@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -23,6 +22,7 @@ from urllib.parse import urlencode
 import aiohttp
 import anyio
 from aiohttp import web
+from latency import print_overhead
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.signature import SignatureVerifier
@@ -88,11 +88,6 @@ def click(action_id: str, value: str, ts: str) -> dict[str, Any]:
         "actions": [{"type": "button", "action_id": action_id, "value": value, "block_id": "b", "action_ts": ts}],
         "state": {"values": {}},
     }
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered) * 1000, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
 
 
 async def main(answers: int) -> None:
@@ -185,12 +180,7 @@ async def main(answers: int) -> None:
     await api_runner.cleanup()
     ledger.store.close()
     directory.cleanup()
-    ours_p50, ours_p99 = percentiles(ours)
-    bare_p50, bare_p99 = percentiles(baseline)
-    print(f"{answers} answers, one process, loopback")
-    print(f"bare bolt listener (ack only)        p50 {bare_p50:6.2f} ms   p99 {bare_p99:6.2f} ms")
-    print(f"click → ask() returns (handraise)    p50 {ours_p50:6.2f} ms   p99 {ours_p99:6.2f} ms")
-    print(f"handraise's own overhead             p50 {ours_p50 - bare_p50:6.2f} ms   p99 {ours_p99 - bare_p99:6.2f} ms")
+    print_overhead(answers, "bare bolt listener (ack only)", "click → ask() returns (handraise)", baseline, ours)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hmac
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 import aiohttp
 import anyio
 from aiohttp import web
+from latency import print_overhead
 from telegram import Update
 
 from bot.channel import install_channel
@@ -43,11 +43,6 @@ ALICE = user(111, "Alice")
 QUESTION = AskUserQuestionItem.model_validate(
     {"id": "deploy", "question": "Deploy v2?", "options": [{"label": "Yes (Recommended)"}, {"label": "No"}]}
 )
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered) * 1000, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
 
 
 async def main(answers: int) -> None:
@@ -138,14 +133,7 @@ async def main(answers: int) -> None:
         await channel.close()
         ledger.store.close()
         directory.cleanup()
-    ours_p50, ours_p99 = percentiles(ours)
-    bare_p50, bare_p99 = percentiles(baseline)
-    print(f"{answers} answers, one process, loopback")
-    print(f"bare webhook handler (secret + Update)  p50 {bare_p50:6.2f} ms   p99 {bare_p99:6.2f} ms")
-    print(f"tap → ask() returns (handraise)         p50 {ours_p50:6.2f} ms   p99 {ours_p99:6.2f} ms")
-    print(
-        f"handraise's own overhead                p50 {ours_p50 - bare_p50:6.2f} ms   p99 {ours_p99 - bare_p99:6.2f} ms"
-    )
+    print_overhead(answers, "bare webhook handler (secret + Update)", "tap → ask() returns (handraise)", baseline, ours)
 
 
 if __name__ == "__main__":
