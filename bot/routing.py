@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from bot.durations import format_duration
 from bot.records import AgentRef
-from bot.settings import Config, Subscription
+from bot.settings import DEFAULT_REMIND_MAX, Config, Subscription
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,9 @@ class Route:
 
     @property
     def remind_max(self) -> int:
-        return self.subscription.remind_max if self.subscription else 0
+        if self.subscription is None:
+            return 0
+        return self.subscription.remind_max or DEFAULT_REMIND_MAX
 
     def describe(self) -> str:
         if self.subscription is None:

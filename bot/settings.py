@@ -88,6 +88,9 @@ class Table(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+DEFAULT_REMIND_MAX = 3
+
+
 class Subscription(Table):
     """Which requests a channel takes (agent globs, labels, agentless), who may answer, and how long to wait."""
 
@@ -99,11 +102,12 @@ class Subscription(Table):
     responders: list[str] = Field(default_factory=list)
     escalate_after: Duration | None = None
     expire_after: Duration | None = None
-    approvals: int = Field(default=1, ge=1, le=20)
+    approvals: int = Field(default=1, ge=1, le=20, strict=True)
     """How many different responders must approve a plan review (or a question with an Approve option); any other
     answer from one of them ends it at once."""
     remind_every: Duration | None = None
-    remind_max: int = Field(default=3, ge=1, le=100)
+    remind_max: int | None = Field(default=None, ge=1, le=100, strict=True)
+    """At most this many reminders per question (with `remind_every`); unset: `DEFAULT_REMIND_MAX`."""
 
     @model_validator(mode="after")
     def _check_expiry_after_escalation(self) -> Subscription:
@@ -113,6 +117,11 @@ class Subscription(Table):
                 f'"{format_duration(expire)}" is not longer than escalate_after = "{format_duration(escalate)}", '
                 "so the request would expire before it escalates; raise expire_after or lower escalate_after",
                 "expire_after",
+            )
+        if self.remind_max is not None and self.remind_every is None:
+            raise FieldProblem(
+                'has no effect without remind_every; add remind_every = "15m" (how often), or remove remind_max',
+                "remind_max",
             )
         return self
 

@@ -463,3 +463,16 @@ def test_inbox_approvals_without_responders_are_refused_naming_the_key() -> None
 def test_inbox_approvals_with_responders_load(text: str) -> None:
     config = parse_config(text, path="config.toml", environ={})
     assert config.web.subscriptions[0].approvals == 2
+
+
+def test_remind_max_without_remind_every_is_refused_rather_than_ignored() -> None:
+    err = error_for("[[web.subscriptions]]\nremind_max = 2\n")
+    assert str(err) == (
+        "config.toml:2: web.subscriptions[0].remind_max: has no effect without remind_every; "
+        'add remind_every = "15m" (how often), or remove remind_max'
+    )
+
+
+def test_approvals_written_as_a_string_is_refused() -> None:
+    err = error_for('[[web.subscriptions]]\nresponders = ["alice"]\napprovals = "2"\n')
+    assert str(err).startswith("config.toml:3: web.subscriptions[0].approvals: ")
