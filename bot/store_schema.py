@@ -75,6 +75,32 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX seen_events_by_time ON seen_events (seen_at);
     """,
+    # Fewer pages per commit: the audit log's `seq` without AUTOINCREMENT (the table is append-only, so the largest
+    # rowid + 1 never reuses a number, and the sqlite_sequence row no longer has to be written with every event), and
+    # the by-agent index only for questions that name an agent (`agent_id = ?` still uses it). Rows keep their `seq`.
+    """
+    DROP TRIGGER audit_no_update;
+    DROP TRIGGER audit_no_delete;
+    CREATE TABLE audit_by_seq (
+        seq INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        question_id TEXT NOT NULL REFERENCES questions (id),
+        kind TEXT NOT NULL,
+        channel TEXT,
+        actor TEXT,
+        detail_json TEXT NOT NULL
+    );
+    INSERT INTO audit_by_seq SELECT seq, at, question_id, kind, channel, actor, detail_json FROM audit ORDER BY seq;
+    DROP TABLE audit;
+    ALTER TABLE audit_by_seq RENAME TO audit;
+    CREATE INDEX audit_by_question ON audit (question_id, seq);
+    CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    DROP INDEX questions_by_agent;
+    CREATE INDEX questions_by_agent ON questions (agent_id, created_at) WHERE agent_id IS NOT NULL;
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes `PRAGMA user_version` from n to n + 1. Only ever append."""
 

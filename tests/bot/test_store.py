@@ -16,7 +16,8 @@ import pytest
 from pydantic import ValidationError
 
 from bot.records import AgentRef, AuditKind, QuestionRecord, Resolution, new_question_id
-from bot.store import MIGRATIONS, SCHEMA_VERSION, SEEN_EVENTS_KEPT, Store, StoreError
+from bot.store import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, SEEN_EVENTS_KEPT, Store, StoreError
+from bot.store_schema import statements
 from core.agents import Agent
 from core.types import (
     AskUserQuestionAnswer,
@@ -454,6 +455,40 @@ def test_a_store_of_the_first_schema_is_migrated_keeping_its_questions(db_path: 
         assert upgraded.schema_version == SCHEMA_VERSION
         assert upgraded.get_question(original.id) == original
         assert upgraded.first_sight("slack", "event:Ev01")
+
+
+def test_a_store_of_the_second_schema_keeps_its_audit_log_and_its_order(db_path: Path) -> None:
+    original = record()
+    db_path.parent.mkdir(parents=True)
+    with sqlite3.connect(db_path, isolation_level=None) as raw:  # a store as schema 2 left it, with three events
+        for script in MIGRATIONS[:2]:
+            for statement in statements(script):
+                raw.execute(statement)
+        raw.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        raw.execute("PRAGMA user_version = 2")
+        row = (original.id, "2024-05-01T12:00:00.000000+00:00", "builder-1", "pending")
+        raw.execute(
+            "INSERT INTO questions VALUES (?, ?, ?, ?, ?)",
+            (*row, original.model_dump_json(by_alias=True, exclude_none=True)),
+        )
+        for kind in ("asked", "delivered", "reminded"):
+            raw.execute(
+                "INSERT INTO audit (at, question_id, kind, detail_json) VALUES (?, ?, ?, '{}')",
+                ("2024-05-01T12:00:00.000000+00:00", original.id, kind),
+            )
+    raw.close()
+    with Store.open(db_path) as upgraded:
+        assert upgraded.schema_version == SCHEMA_VERSION
+        assert [(event.seq, event.kind) for event in upgraded.history()] == [
+            (1, "asked"),
+            (2, "delivered"),
+            (3, "reminded"),
+        ]
+        assert upgraded.audit(original.id, "cancelled").seq == 4
+        assert [found.id for found in upgraded.list_questions(agent_id="builder-1")] == [original.id]
+    with sqlite3.connect(db_path) as raw, pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        raw.execute("DELETE FROM audit")
+    raw.close()
 
 
 # -- the file --------------------------------------------------------------------------------------------------------
