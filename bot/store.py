@@ -45,6 +45,8 @@ REMINDED_KEY = "reminded"
 """In a delivery's reference, kept by the base: how many reminders that channel has sent."""
 REMIND_AT_KEY = "remind_at"
 """Likewise: when its next reminder is due (UTC, ISO 8601)."""
+BACKSTOP_CHECKPOINT_PAGES = 10_000
+"""-wal pages at which a COMMIT checkpoints by itself: only reached when nobody awaits `durable()` for a while."""
 SEEN_EVENTS_KEPT = timedelta(days=1)
 """How long an event id is remembered: Slack re-delivers within minutes (its last retry comes after five)."""
 
@@ -88,6 +90,8 @@ class Store:
         try:
             configure(connection, name)
             migrate(connection, name)
+            # The durability barrier checkpoints off the event loop; SQLite's own (inside a COMMIT) is the backstop.
+            connection.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_CHECKPOINT_PAGES}")
         except BaseException:
             connection.close()
             raise

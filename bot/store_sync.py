@@ -10,12 +10,19 @@ callers that arrive while an fsync runs wait for the next one.
 SQLite itself syncs the -wal before a checkpoint copies it into the database file and syncs the database file after,
 so checkpointed data is covered too. A -wal file that is new (the first one, or one recreated under another inode)
 is followed by an fsync of the directory, so its name survives as well as its bytes.
+
+Checkpoints run here too, after the fsync and in the same worker thread, every `checkpoint_commits` commits:
+left to SQLite they run inside whichever COMMIT crosses its threshold, on the event loop, with two fsyncs of their own
+that stall every request meanwhile. The store raises SQLite's own threshold well above ours, as a backstop for a
+process whose writes nobody awaits `durable()` for.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 import anyio
@@ -24,15 +31,24 @@ import anyio.to_thread
 
 Fsync = Callable[[int], None]
 
+CHECKPOINT_COMMITS = 200
+"""Commits between checkpoints: about SQLite's own default of 1,000 pages at the store's 5 to 7 pages per commit.
+(Counted in commits: the -wal file keeps its size when SQLite starts it over, so its size says nothing.)"""
+
 
 class DurabilityBarrier:
     """Counts the store's commits and makes them durable in batches. `committed()` after each commit (from any
     thread), `await durable()` before acknowledging one."""
 
-    def __init__(self, database: str | None, fsync: Fsync = os.fsync) -> None:
+    def __init__(
+        self, database: str | None, fsync: Fsync = os.fsync, checkpoint_commits: int = CHECKPOINT_COMMITS
+    ) -> None:
         """`database` is the SQLite file's path, or None for an in-memory store (nothing to sync)."""
         self._database = database
         self._fsync = fsync
+        self._checkpoint_commits = checkpoint_commits
+        self._checkpointed = 0  # the commit count the last checkpoint began at
+        self._checkpointer: sqlite3.Connection | None = None
         self._commits = 0
         self._synced = 0
         self._running: anyio.Event | None = None
@@ -66,6 +82,12 @@ class DurabilityBarrier:
                 done.set()
 
     def close(self) -> None:
+        self._close_wal()
+        if self._checkpointer is not None:
+            self._checkpointer.close()
+            self._checkpointer = None
+
+    def _close_wal(self) -> None:
         if self._file is not None:
             os.close(self._file[0])
             self._file = None
@@ -81,7 +103,7 @@ class DurabilityBarrier:
             self._sync_path(self._database)
             return
         if self._file is None or (self._file[1], self._file[2]) != (status.st_dev, status.st_ino):
-            self.close()
+            self._close_wal()
             fd = os.open(wal, os.O_RDONLY | os.O_CLOEXEC)
             self._file = (fd, status.st_dev, status.st_ino)
             self._fsync(fd)
@@ -90,6 +112,20 @@ class DurabilityBarrier:
             self._sync_path(str(Path(self._database).parent))
             return
         self._fsync(self._file[0])
+        covers = self._commits
+        if covers - self._checkpointed >= self._checkpoint_commits:
+            self._checkpointed = covers
+            self._checkpoint(self._database)
+
+    def _checkpoint(self, database: str) -> None:
+        """Copy the -wal file's pages into the database file without waiting for anyone (PASSIVE), on a connection
+        of its own, so that the next writer can start the -wal file over."""
+        if self._checkpointer is None:
+            self._checkpointer = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
+        # The commits are durable already (the -wal file was synced); a checkpoint that fails is tried again after
+        # the next fsync, and SQLite's own threshold still bounds the file.
+        with suppress(sqlite3.Error):
+            self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _sync_path(self, path: str) -> None:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)

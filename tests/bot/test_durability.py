@@ -4,6 +4,7 @@ shared by every commit made before they started."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from bot.program import running
 from bot.records import QuestionRecord
 from bot.store import Store, StoreUnavailable
+from bot.store_sync import DurabilityBarrier
 from core import AskUserQuestionItem
 
 from .fakes import RecordingChannel
@@ -194,3 +196,38 @@ async def test_an_ask_is_acknowledged_only_after_its_fsync(tmp_path: Path) -> No
             assert replies == []
             disk.release()
         assert replies == [202]
+
+
+def stored_in_database_file(path: Path) -> int:
+    """Questions in the database file itself, ignoring its -wal file: those a checkpoint has copied there."""
+    raw = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+    try:
+        if raw.execute("SELECT 1 FROM sqlite_master WHERE name = 'questions'").fetchone() is None:
+            return 0  # not even the schema is there yet
+        return int(raw.execute("SELECT count(*) FROM questions").fetchone()[0])
+    finally:
+        raw.close()
+
+
+async def test_every_so_many_commits_the_sync_checkpoints_them_into_the_database_file(tmp_path: Path) -> None:
+    path = tmp_path / "handraise.db"
+    with Store.open(path) as opened:
+        opened._barrier = DurabilityBarrier(str(path), checkpoint_commits=3)
+        for _ in range(3):
+            opened.create_question(question())
+        await opened.durable()  # a new -wal file: synced, not yet checkpointed
+        assert stored_in_database_file(path) == 0
+        opened.create_question(question())
+        await opened.durable()
+        assert stored_in_database_file(path) == 4
+
+
+async def test_fewer_commits_than_that_stay_in_the_wal_file(tmp_path: Path) -> None:
+    path = tmp_path / "handraise.db"
+    with Store.open(path) as opened:
+        opened._barrier = DurabilityBarrier(str(path), checkpoint_commits=10)
+        opened.create_question(question())
+        await opened.durable()
+        opened.create_question(question())
+        await opened.durable()
+        assert stored_in_database_file(path) == 0
