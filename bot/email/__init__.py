@@ -5,8 +5,9 @@ The names load on first use, so that the registry (`bot.kinds`) only needs `bot.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from bot.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from bot.email.binding import ReplyBinding as ReplyBinding
@@ -29,8 +30,4 @@ _WHERE = {
 
 __all__ = ("EmailChannel", "ParsedReply", "ReplyBinding", "new_text", "parse_reply", "refusal", "render_question_email")
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'bot.email' has no attribute {name!r}")
-    return getattr(import_module(_WHERE[name]), name)
+__getattr__ = lazy_names(__name__, _WHERE)

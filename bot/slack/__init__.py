@@ -8,8 +8,9 @@ and the registry (`bot.kinds`) only needs `bot.slack.kind`.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from bot.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from bot.slack.answerer import SlackAnswerer as SlackAnswerer
@@ -46,8 +47,4 @@ __all__ = (
     "render_question",
 )
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'bot.slack' has no attribute {name!r}")
-    return getattr(import_module(_WHERE[name]), name)
+__getattr__ = lazy_names(__name__, _WHERE)

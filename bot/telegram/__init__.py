@@ -7,8 +7,9 @@ imported only when Telegram runs, and the registry (`bot.kinds`) only needs `bot
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from bot.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from bot.telegram.channel import TelegramChannel as TelegramChannel
@@ -39,8 +40,4 @@ __all__ = (
     "render_question",
 )
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'bot.telegram' has no attribute {name!r}")
-    return getattr(import_module(_WHERE[name]), name)
+__getattr__ = lazy_names(__name__, _WHERE)

@@ -5,16 +5,13 @@ The names load on first use, so that the registry (`bot.kinds`) only needs `bot.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from bot.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from bot.web.app import WebInbox as WebInbox
 
 __all__ = ("WebInbox",)
 
-
-def __getattr__(name: str) -> Any:
-    if name != "WebInbox":
-        raise AttributeError(f"module 'bot.web' has no attribute {name!r}")
-    return import_module("bot.web.app").WebInbox
+__getattr__ = lazy_names(__name__, {"WebInbox": "bot.web.app"})
