@@ -35,7 +35,7 @@ from bot.slack.channel import SlackChannel
 from bot.slack.http import events_handler
 from bot.slack.settings import SlackSettings, SlackSubscription
 from bot.slack.transport import make_client
-from bot.store import Store
+from bot.store_interface import SqliteStore
 from core import AgentRegistry, AskUserQuestionItem, AskUserQuestionRequest, Context, UserQuestionService
 
 SECRET = "bench-signing-secret"
@@ -103,7 +103,7 @@ async def main(answers: int) -> None:
     client = make_client(TOKEN, api_url)
     channel = SlackChannel(settings, client=client, signing_secret=SECRET)
     directory = tempfile.TemporaryDirectory()
-    ledger = Ledger(Store.open(Path(directory.name) / "bench.db"), SystemClock())
+    ledger = Ledger(SqliteStore.open(Path(directory.name) / "bench.db"), SystemClock())
     ctx = Context()
     ctx.plugin(AgentRegistry)
     ctx.plugin(UserQuestionService)
@@ -178,7 +178,7 @@ async def main(answers: int) -> None:
 
     await runner.cleanup()
     await api_runner.cleanup()
-    ledger.store.close()
+    await ledger.store.close()
     directory.cleanup()
     print_overhead(answers, "bare bolt listener (ack only)", "click → ask() returns (handraise)", baseline, ours)
 

@@ -29,7 +29,7 @@ from bot.channel import install_channel
 from bot.clock import SystemClock
 from bot.ledger import Ledger
 from bot.routing import Router
-from bot.store import Store
+from bot.store_interface import SqliteStore
 from bot.telegram.channel import TelegramChannel
 from bot.telegram.settings import TelegramSettings, TelegramSubscription
 from bot.telegram.transport import make_bot
@@ -57,7 +57,7 @@ async def main(answers: int) -> None:
         bot = make_bot(TOKEN, fake.url)
         channel = TelegramChannel(settings, bot=bot, webhook_secret=SECRET)
         directory = tempfile.TemporaryDirectory()
-        ledger = Ledger(Store.open(Path(directory.name) / "bench.db"), SystemClock())
+        ledger = Ledger(SqliteStore.open(Path(directory.name) / "bench.db"), SystemClock())
         ctx = Context()
         ctx.plugin(UserQuestionService)
         install_channel(ctx, channel, Router(["telegram"], {"telegram": settings.subscriptions}), ledger)
@@ -131,7 +131,7 @@ async def main(answers: int) -> None:
 
         await runner.cleanup()
         await channel.close()
-        ledger.store.close()
+        await ledger.store.close()
         directory.cleanup()
     print_overhead(answers, "bare webhook handler (secret + Update)", "tap → ask() returns (handraise)", baseline, ours)
 

@@ -33,15 +33,15 @@ class AgentPlaces(Generic[Place]):
             return nullcontext()
         return self._locks.setdefault((agent, destination), anyio.Lock())
 
-    def find(self, ledger: Ledger, agent: str, destination: str, *, besides: str | None = None) -> Place | None:
+    async def find(self, ledger: Ledger, agent: str, destination: str, *, besides: str | None = None) -> Place | None:
         """`agent`'s place at `destination` from memory, else from its recent deliveries (question `besides` left
         out: the one being sent)."""
         known = self._known.get((agent, destination))
         if known is not None:
             return known
         store = ledger.store
-        for earlier in store.list_questions(agent_id=agent, channel=self.channel, limit=RECENT_QUESTIONS_SCANNED):
-            delivery = store.get_delivery(earlier.id, self.channel) if earlier.id != besides else None
+        for earlier in await store.list_questions(agent_id=agent, channel=self.channel, limit=RECENT_QUESTIONS_SCANNED):
+            delivery = await store.get_delivery(earlier.id, self.channel) if earlier.id != besides else None
             place = self._place_of(delivery.ref, destination) if delivery is not None else None
             if place is not None:
                 self._known[(agent, destination)] = place

@@ -121,7 +121,7 @@ async def ask(request: web.Request) -> web.Response:
         first = invalid.errors()[0]
         return error_response(422, "BAD_REQUEST", f"{field_path(first['loc']) or 'body'}: {first['msg']}")
     try:
-        record = request.app[REMOTE_KEY].ask(body.questions, body.agent)
+        record = await request.app[REMOTE_KEY].ask(body.questions, body.agent)
     except UserQuestionError as refused:
         return error_response(STATUS_OF_CODE.get(refused.code, 422), refused.code, refused.message)
     await request.app[LEDGER_KEY].store.durable()
@@ -151,14 +151,14 @@ async def list_questions(request: web.Request) -> web.Response:
     status = request.query.get("status")
     if status not in (None, "pending", "answered", "cancelled", "expired", "failed"):
         return error_response(400, "BAD_STATUS", "status must be pending, answered, cancelled, expired or failed")
-    records = request.app[LEDGER_KEY].store.list_questions(status=status, limit=200)  # type: ignore[arg-type]
+    records = await request.app[LEDGER_KEY].store.list_questions(status=status, limit=200)  # type: ignore[arg-type]
     return web.json_response({"questions": [question_json(record) for record in records]})
 
 
 async def cancel_question(request: web.Request) -> web.Response:
     question_id = request.match_info["id"]
     try:
-        resolution = request.app[REMOTE_KEY].cancel(question_id, by="api")
+        resolution = await request.app[REMOTE_KEY].cancel(question_id, by="api")
     except UnknownQuestion:
         return error_response(404, "NOT_FOUND", f"no question {question_id}")
     if not resolution.won:
@@ -273,4 +273,4 @@ def add_api_routes(app: web.Application, ledger: Ledger, remote: RemoteQuestions
 
 
 async def healthz(request: web.Request) -> web.Response:
-    return web.json_response({"ok": True, "pending": request.app[LEDGER_KEY].store.count_questions("pending")})
+    return web.json_response({"ok": True, "pending": await request.app[LEDGER_KEY].store.count_questions("pending")})

@@ -148,7 +148,7 @@ class ChannelAnswerer:
         route = self.router.route(self.name, AgentRef.from_agent(request.agent) if request.agent is not None else None)
         if route is None:
             return await next_()
-        pending = self.ledger.hold(request)
+        pending = await self.ledger.hold(request)
         delivered = False
         try:
             await self._deliver(pending, route)
@@ -163,17 +163,20 @@ class ChannelAnswerer:
         except anyio.get_cancelled_exc_class():
             if self.ledger.closing:
                 raise
-            self.ledger.resolve(
-                pending.id,
-                "cancelled",
-                code=ErrorCode.ASK_ABORTED,
-                message="the agent stopped waiting for this question",
-                via=self.name,
-            )
+            with anyio.CancelScope(shield=True):  # the store may wait (PostgreSQL): record it despite the cancel
+                await self.ledger.resolve(
+                    pending.id,
+                    "cancelled",
+                    code=ErrorCode.ASK_ABORTED,
+                    message="the agent stopped waiting for this question",
+                    via=self.name,
+                )
             raise
         except DeliveryError as failure:
             if pending.holders <= 1:
-                self.ledger.resolve(pending.id, "failed", code=failure.code, message=failure.message, via=self.name)
+                await self.ledger.resolve(
+                    pending.id, "failed", code=failure.code, message=failure.message, via=self.name
+                )
             # Else this channel was an escalation target: the question is still open where it was first shown,
             # and the escalating channel records the failure.
             raise
@@ -187,7 +190,7 @@ class ChannelAnswerer:
 
     async def _deliver(self, pending: PendingQuestion, route: Route) -> None:
         store = self.ledger.store
-        if not pending.new and store.get_delivery(pending.id, self.name) is not None:
+        if not pending.new and await store.get_delivery(pending.id, self.name) is not None:
             return  # resumed after a restart: the question is already on show
         sent = await self.channel.deliver(pending.record, route)
         ref = sent.ref.model_dump(mode="json") if sent.ref is not None else {}
@@ -195,7 +198,7 @@ class ChannelAnswerer:
         ref |= {RESPONDERS_KEY: self.channel.responders(route), APPROVALS_KEY: route.approvals}
         if route.remind_every is not None:
             ref[REMIND_AT_KEY] = (self.ledger.clock.now() + route.remind_every).isoformat()
-        store.add_delivery(pending.id, self.name, sent.key, ref)
+        await store.add_delivery(pending.id, self.name, sent.key, ref)
 
     async def _wait(self, pending: PendingQuestion, route: Route, next_: Next) -> None:
         created = pending.record.created_at
@@ -215,7 +218,7 @@ class ChannelAnswerer:
         await self.ledger.clock.sleep_until(when)
         if pending.resolved.is_set():
             return
-        self.ledger.store.audit(pending.id, "escalated", channel=self.name)
+        await self.ledger.store.audit(pending.id, "escalated", channel=self.name)
         try:
             await next_()
         except UserQuestionError as failure:
@@ -225,7 +228,8 @@ class ChannelAnswerer:
                 log.warning("question %s: escalation from %s failed: %s", pending.id, self.name, failure.message)
             detail = {"code": failure.code, "message": failure.message}
             if not pending.resolved.is_set():
-                self.ledger.store.audit(pending.id, "failed", channel=self.name, detail=detail | {"escalation": True})
+                detail |= {"escalation": True}
+                await self.ledger.store.audit(pending.id, "failed", channel=self.name, detail=detail)
         except Exception:
             # The escalation target broke; the question is still open here, so keep waiting rather than fail it.
             log.exception("question %s: escalation from %s failed", pending.id, self.name)
@@ -234,7 +238,7 @@ class ChannelAnswerer:
         while True:
             await pending.wait_changed()
             record = pending.record
-            delivery = self.ledger.store.get_delivery(pending.id, self.name)
+            delivery = await self.ledger.store.get_delivery(pending.id, self.name)
             if delivery is None or record.status != "pending" or not record.approvals:
                 continue
             await self._bounded(
@@ -245,14 +249,14 @@ class ChannelAnswerer:
         # The count and the next due time live with the delivery, so a restart neither repeats nor skips one.
         store, clock = self.ledger.store, self.ledger.clock
         while True:
-            delivery = store.get_delivery(pending.id, self.name)
+            delivery = await store.get_delivery(pending.id, self.name)
             if delivery is None or int(delivery.ref.get(REMINDED_KEY, 0)) >= route.remind_max:
                 return
             due = _moment(delivery.ref.get(REMIND_AT_KEY)) or clock.now() + every
             await clock.sleep_until(due)
             if pending.resolved.is_set():
                 return
-            record = self.ledger.remind(pending.id, self.name, next_at=max(due, clock.now()) + every)
+            record = await self.ledger.remind(pending.id, self.name, next_at=max(due, clock.now()) + every)
             if record is None:
                 return  # it ended meanwhile: never remind about a question that is over
             await self._bounded(pending.id, "send a reminder", self.channel.remind(record, delivery, route))
@@ -260,7 +264,7 @@ class ChannelAnswerer:
     async def _expire(self, pending: PendingQuestion, when: datetime, route: Route) -> None:
         await self.ledger.clock.sleep_until(when)
         assert route.expire_after is not None
-        self.ledger.resolve(
+        await self.ledger.resolve(
             pending.id,
             "expired",
             code=ErrorCode.ASK_TIMEOUT,
@@ -270,7 +274,7 @@ class ChannelAnswerer:
 
     async def _close_out(self, pending: PendingQuestion) -> None:
         # The delivery is read back only now: a waiting question should not hold it in memory for hours.
-        delivery = self.ledger.store.get_delivery(pending.id, self.name)
+        delivery = await self.ledger.store.get_delivery(pending.id, self.name)
         if delivery is None:
             return
         await self._bounded(pending.id, "show the outcome", self.channel.close_out(pending.record, delivery))

@@ -13,8 +13,9 @@ import anyio
 
 from bot.asking import agent_labels
 from bot.config import Config, ConfigError, load_config
-from bot.records import AgentRef
-from bot.store import Store, StoreError
+from bot.records import AgentRef, AuditEvent
+from bot.store import StoreError
+from bot.store_interface import SqliteStore
 
 DEFAULT_CONFIG_NAME = "config.toml"
 
@@ -86,8 +87,7 @@ def cmd_routes(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     config = load(args.config, secrets=False)
-    with Store.open(config.store.path) as store:
-        events = store.history(agent_id=args.agent, question_id=args.question, limit=args.limit)
+    events = anyio.run(read_history, config, args)
     for event in events:
         if args.json:
             print(event.model_dump_json())
@@ -97,6 +97,14 @@ def cmd_history(args: argparse.Namespace) -> int:
         detail = json.dumps(event.detail, ensure_ascii=False, separators=(",", ":")) if event.detail else ""
         print(f"{event.at:%Y-%m-%d %H:%M:%S}  {event.question_id}  {event.kind}{via}{who}  {detail}".rstrip())
     return 0
+
+
+async def read_history(config: Config, args: argparse.Namespace) -> list[AuditEvent]:
+    store = SqliteStore.open(config.store.path)
+    try:
+        return await store.history(agent_id=args.agent, question_id=args.question, limit=args.limit)
+    finally:
+        await store.close()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ from bot.kind import BuildContext
 from bot.kinds import KINDS
 from bot.ledger import Ledger
 from bot.routing import Router
-from bot.store import Store
+from bot.store_interface import AsyncStore, SqliteStore
 from core import Context, PluginHandle
 
 log = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ class Installation:
     `close()` once the program stops."""
 
     config: Config
-    store: Store
+    store: AsyncStore
     ledger: Ledger
     router: Router
     channels: list[Channel] = field(default_factory=list[Channel])
@@ -74,20 +74,25 @@ def install(
     ctx: Context,
     config: Config,
     *,
-    store: Store | None = None,
+    store: AsyncStore | None = None,
     clock: Clock | None = None,
     channels: Sequence[Channel] | None = None,
 ) -> PluginHandle:
     """Register the configured answerers on `ctx` (which must provide `user_questions`); returns the plugin handle.
 
-    `handle.value` is the `Installation`; disposing the handle removes the answerers and closes a store it opened.
+    `handle.value` is the `Installation`; disposing the handle removes the answerers and closes a store it opened
+    (a store passed in is the caller's to close).
     """
 
     def apply(child: Context) -> Installation:
-        own_store = store is None
-        opened = store if store is not None else Store.open(config.store.path)
-        if own_store:
-            child.on_dispose(opened.close)
+        opened: AsyncStore
+        if store is None:
+            own = SqliteStore.open(config.store.path)
+            # Disposing is synchronous, and closing a SQLite file needs no wait: close the store underneath.
+            child.on_dispose(own.sync.close)
+            opened = own
+        else:
+            opened = store
         ledger = Ledger(opened, clock or SystemClock())
         router = Router.from_config(config)
         chosen = list(channels) if channels is not None else build_channels(config, ledger)

@@ -8,7 +8,7 @@ outcome. An answer is committed to the store before anyone is told it was accept
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -20,14 +20,14 @@ from bot.approvals import approvers
 from bot.clock import Clock
 from bot.errors import BotErrorCode, HandraiseError
 from bot.records import AgentRef, Approval, QuestionRecord, QuestionStatus, Resolution
-from bot.store import Store
+from bot.store_interface import AsyncStore
 from bot.tasks import Latch
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionRequest
 
 log = logging.getLogger(__name__)
 
 ChangeKind = Literal["asked", "partial", "resolved"]
-ChangeListener = Callable[[ChangeKind, QuestionRecord], None]
+ChangeListener = Callable[[ChangeKind, QuestionRecord], Awaitable[None]]
 
 
 class UnknownQuestion(HandraiseError, LookupError):
@@ -87,7 +87,7 @@ class ApprovalResult:
 
 
 class Ledger:
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(self, store: AsyncStore, clock: Clock) -> None:
         self.store = store
         self.clock = clock
         self._by_request: dict[int, PendingQuestion] = {}
@@ -111,7 +111,7 @@ class Ledger:
         self._by_id[record.id] = pending
         return pending
 
-    def hold(self, request: AskUserQuestionRequest) -> PendingQuestion:
+    async def hold(self, request: AskUserQuestionRequest) -> PendingQuestion:
         """The question for `request`, recorded on first sight (an in-process ask); release it with `release`."""
         pending = self._by_request.get(id(request))
         if pending is None:
@@ -119,9 +119,9 @@ class Ledger:
             record = QuestionRecord(
                 agent=agent, questions=list(request.questions), origin="local", created_at=self.clock.now()
             )
-            self.store.create_question(record)
+            await self.store.create_question(record)
             pending = self.bind(request, record, new=True)
-            self._notify("asked", record)
+            await self._notify("asked", record)
         pending.holders += 1
         return pending
 
@@ -141,7 +141,7 @@ class Ledger:
 
     # --- resolving -----------------------------------------------------------------------------------------
 
-    def submit(
+    async def submit(
         self,
         question_id: str,
         items: Mapping[str, AskUserQuestionAnswerItem] | AskUserQuestionAnswer,
@@ -157,57 +157,57 @@ class Ledger:
         the questions (nothing is recorded).
         """
         if record is None:
-            record = self._record(question_id)
+            record = await self._record(question_id)
         if isinstance(items, AskUserQuestionAnswer):
             items = {item.id: item for item in items.answers}
         answer = normalise_answer(record.questions, items)
-        return self._resolve(question_id, "answered", known=True, answer=answer, by=by, via=via, seen=record)
+        return await self._resolve(question_id, "answered", known=True, answer=answer, by=by, via=via, seen=record)
 
-    def save_partial(
+    async def save_partial(
         self, question_id: str, item: AskUserQuestionAnswerItem, *, by: str | None, via: str
     ) -> PartialResult:
         """Keep the answer to one question of several; when every question has one, the whole answer is submitted."""
-        record = self._record(question_id)
+        record = await self._record(question_id)
         question = next((q for q in record.questions if q.id == item.id), None)
         if question is None:
             raise UnknownQuestion(f"question {question_id} has no question {item.id}")
-        record = self.store.save_partial(question_id, normalise_item(question, item), actor=by, channel=via)
+        record = await self.store.save_partial(question_id, normalise_item(question, item), actor=by, channel=via)
         if record.status != "pending":
             return PartialResult(record, Resolution(won=False, record=record))
-        self._notify("partial", record)
+        await self._notify("partial", record)
         if all(q.id in record.partial for q in record.questions):
-            return PartialResult(record, self.submit(question_id, dict(record.partial), by=by, via=via))
+            return PartialResult(record, await self.submit(question_id, dict(record.partial), by=by, via=via))
         return PartialResult(record, None)
 
-    def approve(
+    async def approve(
         self, question_id: str, item: AskUserQuestionAnswerItem, *, by: str, via: str, identity: str, needed: int
     ) -> ApprovalResult:
         """Count one person's approval; the `needed`-th different one answers the question with `item`, naming
         everyone who approved. Raises UnknownQuestion."""
-        self._record(question_id)
-        record, counted = self.store.add_approval(question_id, Approval(by=by, via=via, identity=identity))
+        await self._record(question_id)
+        record, counted = await self.store.add_approval(question_id, Approval(by=by, via=via, identity=identity))
         if record.status != "pending":
             return ApprovalResult(record, counted, Resolution(won=False, record=record))
         if counted:
             if (pending := self._by_id.get(question_id)) is not None:
                 pending.touch(record)
-            self._notify("partial", record)
+            await self._notify("partial", record)
         if len(record.approvals) < needed:
             return ApprovalResult(record, counted, None)
-        resolution = self.submit(question_id, {item.id: item}, by=approvers(record), via=via)
+        resolution = await self.submit(question_id, {item.id: item}, by=approvers(record), via=via)
         return ApprovalResult(resolution.record, counted, resolution)
 
-    def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
+    async def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
         """Record one reminder on `channel` (None when the question has ended: no reminder then); watchers hear of
         it, so the inbox can mark the question."""
-        record = self.store.remind(question_id, channel, next_at=next_at)
+        record = await self.store.remind(question_id, channel, next_at=next_at)
         if record is not None:
             if (pending := self._by_id.get(question_id)) is not None:
                 pending.touch(record)
-            self._notify("partial", record)
+            await self._notify("partial", record)
         return record
 
-    def resolve(
+    async def resolve(
         self,
         question_id: str,
         status: QuestionStatus,
@@ -218,14 +218,14 @@ class Ledger:
         via: str | None = None,
     ) -> Resolution:
         """End a question without an answer (cancelled, expired, failed) unless something already ended it."""
-        return self._resolve(question_id, status, error_code=code, error_message=message, by=by, via=via)
+        return await self._resolve(question_id, status, error_code=code, error_message=message, by=by, via=via)
 
-    def _resolve(
+    async def _resolve(
         self, question_id: str, status: QuestionStatus, *, known: bool = False, **fields: object
     ) -> Resolution:
         if not known:
-            self._record(question_id)  # UnknownQuestion rather than the store's error for a forged id
-        resolution = self.store.resolve(question_id, status, **fields)  # type: ignore[arg-type]
+            await self._record(question_id)  # UnknownQuestion rather than the store's error for a forged id
+        resolution = await self.store.resolve(question_id, status, **fields)  # type: ignore[arg-type]
         if resolution.won:
             pending = self._by_id.get(question_id)
             if pending is not None:
@@ -233,11 +233,11 @@ class Ledger:
                 pending.resolved.set()
                 if pending.holders <= 0:
                     self.forget(pending)
-            self._notify("resolved", resolution.record)
+            await self._notify("resolved", resolution.record)
         return resolution
 
-    def _record(self, question_id: str) -> QuestionRecord:
-        record = self.store.get_question(question_id)
+    async def _record(self, question_id: str) -> QuestionRecord:
+        record = await self.store.get_question(question_id)
         if record is None:
             raise UnknownQuestion(f"no question {question_id}")
         return record
@@ -246,7 +246,7 @@ class Ledger:
 
     async def wait(self, question_id: str, seconds: float) -> QuestionRecord:
         """The question's record once it resolves, or as it is after `seconds`. Raises UnknownQuestion."""
-        record = self._record(question_id)
+        record = await self._record(question_id)
         pending = self._by_id.get(question_id)
         if record.status == "pending" and pending is not None and seconds > 0 and not self.closing:
             # One cancel scope and no tasks per waiter: thousands of agents long-poll at once (bench/flood.py).
@@ -256,7 +256,7 @@ class Ledger:
                     await pending.resolved.wait()
                 finally:
                     self._waiters.discard(waiting)
-            record = self._record(question_id)
+            record = await self._record(question_id)
         return record
 
     def close(self) -> None:
@@ -275,13 +275,13 @@ class Ledger:
 
         return dispose
 
-    def announce(self, record: QuestionRecord) -> None:
+    async def announce(self, record: QuestionRecord) -> None:
         """Tell watchers about a question created outside `hold` (the HTTP API)."""
-        self._notify("asked", record)
+        await self._notify("asked", record)
 
-    def _notify(self, kind: ChangeKind, record: QuestionRecord) -> None:
+    async def _notify(self, kind: ChangeKind, record: QuestionRecord) -> None:
         for listener in list(self._listeners):
             try:
-                listener(kind, record)
+                await listener(kind, record)
             except Exception:
                 log.exception("a question watcher failed")

@@ -24,6 +24,7 @@ from bot.mcp_server.http import McpEndpoint
 from bot.mcp_server.relay import ProgramRelay
 from bot.mcp_server.tools import QuestionTools, Timing
 from bot.remote import RemoteQuestions
+from bot.store_interface import AsyncStore
 from bot.tasks import TaskBag
 from core import AgentRegistry, Context, ErrorCode, UserQuestionService
 
@@ -50,13 +51,13 @@ class Running:
     waiting: WaitingCap
 
 
-def abandon_local_questions(installation: Installation) -> int:
+async def abandon_local_questions(installation: Installation) -> int:
     """In-process questions left pending by a previous run have no caller any more: close them, visibly."""
     ledger = installation.ledger
     count = 0
-    for record in ledger.store.list_questions(status="pending", limit=1_000_000):
+    for record in await ledger.store.list_questions(status="pending", limit=1_000_000):
         if record.origin == "local":
-            ledger.resolve(
+            await ledger.resolve(
                 record.id, "cancelled", code=ErrorCode.ASK_CANCELLED, message="the asking process ended", via="bot"
             )
             count += 1
@@ -70,15 +71,18 @@ async def running(
     clock: Clock | None = None,
     channels: Sequence[Channel] | None = None,
     mcp_timing: Timing | None = None,
+    store: AsyncStore | None = None,
 ) -> AsyncIterator[Running]:
     """Start everything, yield where it listens, and stop it cleanly on exit; pending questions stay stored.
 
-    `mcp_timing` shortens /mcp's default wait and progress interval (for tests).
+    `mcp_timing` shortens /mcp's default wait and progress interval (for tests). `store` is one already open (opening
+    PostgreSQL is asynchronous, so it happens before the plugins install); the caller closes it. Without it the
+    SQLite store at `[store] path` is opened and closed here.
     """
     ctx = Context()
     ctx.plugin(AgentRegistry)
     ctx.plugin(UserQuestionService)
-    handle = install(ctx, config, clock=clock, channels=channels)
+    handle = install(ctx, config, clock=clock, channels=channels, store=store)
     installation = handle.value
     assert isinstance(installation, Installation)
     runner: web.AppRunner | None = None
@@ -109,8 +113,8 @@ async def running(
         deepen_listen_queue(site)
         base_url = _base_url(runner, config)
         async with anyio.create_task_group() as tasks:
-            abandon_local_questions(installation)
-            resumed = remote.resume_pending()
+            await abandon_local_questions(installation)
+            resumed = await remote.resume_pending()
             tasks.start_soon(installation.run)
             try:
                 async with mcp.running():

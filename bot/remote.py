@@ -51,7 +51,7 @@ class RemoteQuestions:
         self._tasks = tasks
         self._running: set[str] = set()
 
-    def ask(self, questions: list[AskUserQuestionItem], agent: AgentRef | None) -> QuestionRecord:
+    async def ask(self, questions: list[AskUserQuestionItem], agent: AgentRef | None) -> QuestionRecord:
         """Check, record and start asking; returns the pending record at once.
 
         Raises UserQuestionError for what `ask()` would refuse (EMPTY_QUESTIONS, BAD_INTENT) and NO_PROVIDER when no
@@ -62,14 +62,14 @@ class RemoteQuestions:
         if not self._router.routes(agent):
             raise no_provider()
         record = QuestionRecord(agent=agent, questions=questions, origin="api", created_at=self._ledger.clock.now())
-        self._ledger.store.create_question(record)
-        self._ledger.announce(record)
+        await self._ledger.store.create_question(record)
+        await self._ledger.announce(record)
         self._start(record, new=True)
         return record
 
-    def resume_pending(self) -> int:
+    async def resume_pending(self) -> int:
         """Start waiting again for every pending API question in the store; returns how many."""
-        records = self._ledger.store.list_questions(status="pending", newest_first=False, limit=1_000_000)
+        records = await self._ledger.store.list_questions(status="pending", newest_first=False, limit=1_000_000)
         resumed = 0
         for record in records:
             if record.origin == "api" and record.id not in self._running:
@@ -77,12 +77,12 @@ class RemoteQuestions:
                 resumed += 1
         return resumed
 
-    def cancel(self, question_id: str, *, by: str | None = None) -> Resolution:
+    async def cancel(self, question_id: str, *, by: str | None = None) -> Resolution:
         """Cancel a pending question; every channel holding it wakes to the cancellation and retracts it.
 
         Raises UnknownQuestion for an unknown id.
         """
-        return self._ledger.resolve(
+        return await self._ledger.resolve(
             question_id,
             "cancelled",
             code=ErrorCode.ASK_CANCELLED,
@@ -118,7 +118,7 @@ class RemoteQuestions:
                     self._store_down = True
                 await anyio.sleep(self.store_retry)
                 try:
-                    current = self._ledger.store.get_question(question_id)
+                    current = await self._ledger.store.get_question(question_id)
                 except StoreUnavailable:
                     continue
                 if current is None or current.status != "pending":
@@ -141,12 +141,12 @@ class RemoteQuestions:
             await self._service().ask(request)
         except UserQuestionError as failure:
             status = STATUS_OF_ERROR.get(failure.code, "failed")
-            self._ledger.resolve(record.id, status, code=failure.code, message=failure.message)
+            await self._ledger.resolve(record.id, status, code=failure.code, message=failure.message)
         except StoreUnavailable:
             raise
         except Exception as failure:
             log.exception("question %s failed", record.id)
-            self._ledger.resolve(record.id, "failed", code="INTERNAL", message=f"handraise failed: {failure}")
+            await self._ledger.resolve(record.id, "failed", code="INTERNAL", message=f"handraise failed: {failure}")
         finally:
             leave()
 

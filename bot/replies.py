@@ -167,24 +167,24 @@ class Replies:
         self.ledger = ledger
         self.router = router
 
-    def delivered(self, key: str, question_id: str | None = None) -> tuple[QuestionRecord, Delivery] | None:
+    async def delivered(self, key: str, question_id: str | None = None) -> tuple[QuestionRecord, Delivery] | None:
         """The question and delivery a reply refers to by the channel's lookup key; None when there is none (or it
         belongs to another question than `question_id`)."""
         store = self.ledger.store
-        delivery = store.find_delivery(self.channel.name, key)
+        delivery = await store.find_delivery(self.channel.name, key)
         if delivery is None or (question_id is not None and delivery.question_id != question_id):
             return None
-        record = store.get_question(delivery.question_id)
+        record = await store.get_question(delivery.question_id)
         return (record, delivery) if record is not None else None
 
-    def responders(self, record: QuestionRecord, delivery: Delivery | None = None) -> list[str]:
+    async def responders(self, record: QuestionRecord, delivery: Delivery | None = None) -> list[str]:
         """Who may answer `record` here: the current route's responders (as the channel reads a route), or those
         kept with the delivery when the agent is no longer routed here."""
         route = self.router.route(self.channel.name, record.agent)
         if route is not None:
             return self.channel.responders(route)
         if delivery is None:
-            delivery = self.ledger.store.get_delivery(record.id, self.channel.name)
+            delivery = await self.ledger.store.get_delivery(record.id, self.channel.name)
         stored = delivery.ref.get(RESPONDERS_KEY) if delivery is not None else None
         return [str(entry) for entry in stored] if isinstance(stored, list) else []
 
@@ -216,9 +216,9 @@ class Replies:
                 groups[entry] = members
         return bool(groups) and is_allowed(person, responders, groups)
 
-    def refuse(self, record: QuestionRecord, person: str | None, reason: str, **detail: Any) -> None:
+    async def refuse(self, record: QuestionRecord, person: str | None, reason: str, **detail: Any) -> None:
         """Audit a reply that does not count (not a responder, an auto-reply, a bounce, …); nothing else changes."""
-        self.ledger.store.audit(
+        await self.ledger.store.audit(
             record.id, "refused", channel=self.channel.name, actor=person or None, detail={"reason": reason} | detail
         )
 
@@ -239,18 +239,18 @@ class Replies:
         ("click", "thread reply", "mail", …) for the audit log, `detail` more for a refusal's audit entry. A channel
         that already looked the delivery up passes it as `found`.
         """
-        found = found or self.delivered(key, question_id)
+        found = found or await self.delivered(key, question_id)
         if found is None:
             return Ended(None)
         record, delivery = found
-        responders = self.responders(record, delivery)
+        responders = await self.responders(record, delivery)
         if not await self.may_answer(by, responders):
-            self.refuse(record, by, "not-a-responder", via=how, **detail)
+            await self.refuse(record, by, "not-a-responder", via=how, **detail)
             return NotAllowed(record, by, tuple(responders))
         try:
             answer = read(record, delivery)
         except (HandraiseError, ValueError) as problem:
-            return self._unreadable(record, by, how, problem)
+            return await self._unreadable(record, by, how, problem)
         if answer is None:
             return Noted(record)
         if not answer.items and not answer.problems and record.status != "pending":
@@ -263,9 +263,9 @@ class Replies:
             if approval is not None:
                 outcome = await self._approve(record, approval, by, needed)
             else:
-                outcome = self._record(record, answer, by)
+                outcome = await self._record(record, answer, by)
         except AnswerError as problem:
-            return self._unreadable(record, by, how, problem)
+            return await self._unreadable(record, by, how, problem)
         except UnknownQuestion:
             return Ended(None)
         # Whatever was recorded is on disk before anyone is told (and before a mail is flagged \Seen).
@@ -273,25 +273,25 @@ class Replies:
         if approval is not None:
             return outcome
         if answer.problems and isinstance(outcome, Accepted) and not outcome.complete:
-            return self._unreadable(outcome.record, by, how, ReplyProblems(answer.problems))
+            return await self._unreadable(outcome.record, by, how, ReplyProblems(answer.problems))
         return outcome
 
-    def _unreadable(self, record: QuestionRecord, by: str, how: str, problem: Exception) -> Outcome:
+    async def _unreadable(self, record: QuestionRecord, by: str, how: str, problem: Exception) -> Outcome:
         if record.status != "pending":
             return Ended(record)  # that it is too late matters more than what was wrong with the reply
         reason = str(problem)
         problems = tuple(getattr(problem, "problems", ()) or (reason,))
-        self.refuse(record, by, "unreadable", via=how, problems=list(problems))
+        await self.refuse(record, by, "unreadable", via=how, problems=list(problems))
         return Unreadable(record, reason, problems, problem)
 
-    def _record(self, record: QuestionRecord, answer: Answer, by: str) -> Outcome:
+    async def _record(self, record: QuestionRecord, answer: Answer, by: str) -> Outcome:
         ledger, via = self.ledger, self.channel.name
         if answer.partial:
             merged = {**record.partial, **answer.items}
             if not answer.items or not {q.id for q in record.questions} <= set(merged):
                 current = record
                 for item in answer.items.values():
-                    result = ledger.save_partial(record.id, item, by=by, via=via)
+                    result = await ledger.save_partial(record.id, item, by=by, via=via)
                     current = result.record
                     if result.resolution is not None:
                         return _resolved(result.resolution.won, result.resolution.record)
@@ -300,12 +300,13 @@ class Replies:
             items: Items = merged
         else:
             items = answer.items
-        resolution = ledger.submit(record.id, items, by=by, via=via, record=record)
+        resolution = await ledger.submit(record.id, items, by=by, via=via, record=record)
         return _resolved(resolution.won, resolution.record)
 
     async def _approve(self, record: QuestionRecord, item: AskUserQuestionAnswerItem, by: str, needed: int) -> Outcome:
         identity = (await self.channel.identity(by)).strip().casefold()
-        result = self.ledger.approve(record.id, item, by=by, via=self.channel.name, identity=identity, needed=needed)
+        via = self.channel.name
+        result = await self.ledger.approve(record.id, item, by=by, via=via, identity=identity, needed=needed)
         resolution = result.resolution
         if resolution is None:
             return Accepted(result.record, complete=False, needed=needed, repeated=not result.counted)

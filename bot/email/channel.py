@@ -232,7 +232,7 @@ class EmailChannel(Channel):
         match = self.binding.match(message)
         if match is None:
             return self._done(Handled("unmatched"))  # not for the bot: left untouched for humans
-        found = self.replies.delivered(match.token)
+        found = await self.replies.delivered(match.token)
         if found is None or not self.binding.verify(found[1].question_id, match.token):
             return self._done(Handled("unknown-token", detail=f"token from {match.by} matches no question"))
         record, delivery = found
@@ -240,7 +240,7 @@ class EmailChannel(Channel):
         trusted = self.settings.trusted_authserv_id if self.settings.require_dmarc else None
         verdict = refusal(message, own_address=self.settings.address, trusted_authserv_id=trusted)
         if verdict is not None:
-            self.replies.refuse(record, sender, verdict.refusal, detail=verdict.reason, message_id=message_id)
+            await self.replies.refuse(record, sender, verdict.refusal, detail=verdict.reason, message_id=message_id)
             return self._done(Handled("refused", record.id, sender, f"{verdict.refusal}: {verdict.reason}"))
 
         def read(record: QuestionRecord, delivery: Delivery) -> Answer:

@@ -41,7 +41,7 @@ class ProgramRelay:
         self._ledger = ledger
 
     async def ask(self, questions: list[AskUserQuestionItem], agent: AgentRef) -> str:
-        return self._remote.ask(questions, agent).id
+        return (await self._remote.ask(questions, agent)).id
 
     async def wait(self, question_id: str, seconds: float) -> dict[str, Any]:
         try:
@@ -51,7 +51,7 @@ class ProgramRelay:
 
     async def cancel(self, question_id: str) -> dict[str, Any]:
         try:
-            resolution = self._remote.cancel(question_id, by="mcp")
+            resolution = await self._remote.cancel(question_id, by="mcp")
         except UnknownQuestion:
             raise not_found(question_id) from None
         if not resolution.won:

@@ -12,7 +12,7 @@ from bot.ledger import Ledger
 from bot.routing import Router
 from bot.slack.channel import SlackChannel
 from bot.slack.settings import SlackSettings
-from bot.store import Store
+from bot.store_interface import AsyncStore, SqliteStore
 from core import Context
 
 
@@ -20,7 +20,7 @@ class SlackAnswerer:
     """`ctx.plugin(SlackAnswerer, settings)`: answers the requests `settings.subscriptions` route to Slack and
     passes the rest on with `next()`.
 
-    Pending questions live in `store` (an in-memory one unless given; pass a file-backed `Store` to keep them
+    Pending questions live in `store` (an in-memory one unless given; pass a file-backed `SqliteStore` to keep them
     across restarts). Mount `add_routes(app)` on an aiohttp app for HTTP mode, or await `run()` in a task for
     Socket Mode. Other keyword arguments go to `SlackChannel` (`client`, `signing_secret`, `app_token`, `environ`).
     Raises ConfigError when a secret the settings name is not in the environment.
@@ -31,13 +31,14 @@ class SlackAnswerer:
         ctx: Context,
         settings: SlackSettings,
         *,
-        store: Store | None = None,
+        store: AsyncStore | None = None,
         clock: Clock | None = None,
         **channel_options: Any,
     ) -> None:
         if store is None:
-            store = Store.open(":memory:")
-            ctx.on_dispose(store.close)
+            memory = SqliteStore.open(":memory:")
+            ctx.on_dispose(memory.sync.close)  # disposing is synchronous; closing SQLite needs no wait
+            store = memory
         self.store = store
         self.ledger = Ledger(store, clock or SystemClock())
         self.channel = SlackChannel(settings, **channel_options)

@@ -143,7 +143,7 @@ class SlackChannel(Channel):
             raise DeliveryError(f"slack: cannot show question {question.id}: {problem}") from problem
         agent = question.agent.id if question.agent is not None and subscription.thread == "agent" else None
         async with self.threads.agents.lock(agent, destination):
-            root = self.threads.agent_thread(self.ledger, question.id, agent, destination) if agent else None
+            root = await self.threads.agent_thread(self.ledger, question.id, agent, destination) if agent else None
             try:
                 channel = await self.transport.open_dm(destination) if subscription.user else destination
                 target, thread_ts = root if root is not None else (channel, None)
@@ -254,11 +254,11 @@ class SlackChannel(Channel):
         if (text := self.notice(outcome)) is not None:
             await self._tell(channel, user, text, thread_ts)
 
-    def _first_sight(self, key: str) -> bool:
+    async def _first_sight(self, key: str) -> bool:
         """Whether Slack sends this event for the first time (kept in the store, so also true across restarts)."""
         if not key or len(key) > 300:
             return True  # not an id Slack would send: nothing to recognise it by
-        return self.ledger.store.first_sight(self.name, key)
+        return await self.ledger.store.first_sight(self.name, key)
 
     # --- events ------------------------------------------------------------------------------------------------------
 
@@ -271,7 +271,7 @@ class SlackChannel(Channel):
             return
         # Clicks carry no event id; the action's own timestamp, per user, tells one click from a re-delivery.
         action_ts = click.element.get("action_ts")
-        if isinstance(action_ts, str) and not self._first_sight(f"action:{click.user}:{action_ts}"):
+        if isinstance(action_ts, str) and not await self._first_sight(f"action:{click.user}:{action_ts}"):
             return
         form: list[tuple[ids.ModalRef, OpenModal]] = []
 
@@ -348,13 +348,15 @@ class SlackChannel(Channel):
     async def waiting_for(self, user: str) -> list[tuple[QuestionRecord, str]]:
         """The pending questions shown in Slack that `user` may answer, oldest first, with links to their messages."""
         store, waiting = self.ledger.store, []
-        pending = store.list_questions(status="pending", channel=self.name, limit=WAITING_SCANNED, newest_first=False)
+        pending = await store.list_questions(
+            status="pending", channel=self.name, limit=WAITING_SCANNED, newest_first=False
+        )
         groups: dict[str, frozenset[str] | None] = {}  # Slack wants its answer within 3 s: each group read once
         for record in pending:
-            delivery = store.get_delivery(record.id, self.name)
+            delivery = await store.get_delivery(record.id, self.name)
             if delivery is None:
                 continue
-            if await self.replies.may_answer(user, self.replies.responders(record, delivery), groups):
+            if await self.replies.may_answer(user, await self.replies.responders(record, delivery), groups):
                 waiting.append((record, message_link(ids.SlackRef.model_validate(delivery.ref))))
         return waiting
 
@@ -367,10 +369,10 @@ class SlackChannel(Channel):
             return
         assert isinstance(channel, str) and isinstance(user, str) and isinstance(text, str)
         if isinstance(thread_ts, str) and thread_ts != ts:
-            open_here = self.threads.open_in(self.ledger, channel, thread_ts)
+            open_here = await self.threads.open_in(self.ledger, channel, thread_ts)
         elif event.get("channel_type") == "im":
             # In a DM people just reply, without opening the question's thread.
-            open_here = self.threads.open_in_conversation(self.ledger, channel)
+            open_here = await self.threads.open_in_conversation(self.ledger, channel)
         else:
             return  # a message in a channel, not in one of our threads
         # A reply posted before a question was meant for an earlier one, however late Slack delivers it.
@@ -378,7 +380,7 @@ class SlackChannel(Channel):
         if not open_here:
             return  # people talking in a thread with nothing to answer
         event_id = body.get("event_id")
-        if isinstance(event_id, str) and not self._first_sight(f"event:{event_id}"):
+        if isinstance(event_id, str) and not await self._first_sight(f"event:{event_id}"):
             return  # acted on already: Slack delivers again when the acknowledgement was slow
         reply_thread = thread_ts if isinstance(thread_ts, str) else None
         try:

@@ -23,9 +23,11 @@ class Threads:
         self.agents = AgentPlaces(channel, _thread_at)
         self._open: dict[tuple[str, str], set[str]] | None = None
 
-    def agent_thread(self, ledger: Ledger, question_id: str, agent: str, destination: str) -> tuple[str, str] | None:
+    async def agent_thread(
+        self, ledger: Ledger, question_id: str, agent: str, destination: str
+    ) -> tuple[str, str] | None:
         """The (conversation, thread ts) of `agent`'s earlier question at `destination`, if there is one."""
-        return self.agents.find(ledger, agent, destination, besides=question_id)
+        return await self.agents.find(ledger, agent, destination, besides=question_id)
 
     def posted(self, question_id: str, agent: str | None, ref: SlackRef) -> None:
         """Remember a question just posted: the agent's thread, and one more question open in it."""
@@ -39,17 +41,17 @@ class Threads:
         self.agents.forget()
         self._open = None
 
-    def open_in(self, ledger: Ledger, channel: str, thread_ts: str) -> list[Found]:
+    async def open_in(self, ledger: Ledger, channel: str, thread_ts: str) -> list[Found]:
         """The pending questions in one thread, oldest first; a reply in some unrelated thread costs a lookup."""
         store = ledger.store
-        index = self._index(ledger)
+        index = await self._index(ledger)
         found: list[Found] = []
         where = (channel, thread_ts)
         for question_id in sorted(index.get(where, ())):
-            record = store.get_question(question_id)
-            delivery = store.get_delivery(question_id, self.channel)
+            record = await store.get_question(question_id)
+            delivery = await store.get_delivery(question_id, self.channel)
             if record is None or delivery is None or record.status != "pending":
-                index[where].discard(question_id)
+                index.get(where, set()).discard(question_id)  # another reply may have emptied it meanwhile
             else:
                 found.append((record, delivery, SlackRef.model_validate(delivery.ref)))
         if not index.get(where):
@@ -57,21 +59,23 @@ class Threads:
         found.sort(key=lambda entry: (entry[0].created_at, entry[2].ts))
         return found
 
-    def open_in_conversation(self, ledger: Ledger, channel: str) -> list[Found]:
+    async def open_in_conversation(self, ledger: Ledger, channel: str) -> list[Found]:
         """The pending questions anywhere in one conversation (a DM, where people reply without opening the thread)."""
-        threads = [thread for (conversation, thread) in list(self._index(ledger)) if conversation == channel]
-        found = [entry for thread in threads for entry in self.open_in(ledger, channel, thread)]
+        threads = [thread for (conversation, thread) in list(await self._index(ledger)) if conversation == channel]
+        found = [entry for thread in threads for entry in await self.open_in(ledger, channel, thread)]
         return sorted(found, key=lambda entry: (entry[0].created_at, entry[2].ts))
 
-    def _index(self, ledger: Ledger) -> dict[tuple[str, str], set[str]]:
+    async def _index(self, ledger: Ledger) -> dict[tuple[str, str], set[str]]:
         if self._open is None:
             store = ledger.store
             index: dict[tuple[str, str], set[str]] = {}
-            for record in store.list_questions(status="pending", channel=self.channel, limit=OPEN_QUESTIONS_SCANNED):
-                delivery = store.get_delivery(record.id, self.channel)
+            pending = await store.list_questions(status="pending", channel=self.channel, limit=OPEN_QUESTIONS_SCANNED)
+            for record in pending:
+                delivery = await store.get_delivery(record.id, self.channel)
                 if delivery is not None:
                     index.setdefault(SlackRef.model_validate(delivery.ref).thread, set()).add(record.id)
-            self._open = index
+            if self._open is None:  # else a concurrent reply built it first, and posts since went there
+                self._open = index
         return self._open
 
 

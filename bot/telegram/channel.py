@@ -115,7 +115,7 @@ class TelegramChannel(Channel):
             async with self.topics.lock(agent, chat):
                 topic = subscription.topic if isinstance(subscription.topic, int) else None
                 if agent is not None and question.agent is not None:
-                    topic = self.topics.find(self.ledger, agent, chat)
+                    topic = await self.topics.find(self.ledger, agent, chat)
                     if topic is None:
                         topic = await self.transport.create_topic(subscription.chat, question.agent.name or agent)
                         self.topics.remember(agent, chat, topic)
@@ -186,7 +186,7 @@ class TelegramChannel(Channel):
 
     async def handle(self, update: Update) -> None:
         """Act on one update, once: a re-delivery (after a restart, a webhook retry) is recognised by its id."""
-        if not self.ledger.store.first_sight(self.name, str(update.update_id), now=self.ledger.clock.now()):
+        if not await self.ledger.store.first_sight(self.name, str(update.update_id), now=self.ledger.clock.now()):
             return
         try:
             if update.callback_query is not None:
@@ -242,7 +242,7 @@ class TelegramChannel(Channel):
             )
             await self.transport.answer_tap(query.id)
         elif isinstance(decision, WantsWords):
-            delivery = self.ledger.store.get_delivery(record.id, self.name)
+            delivery = await self.ledger.store.get_delivery(record.id, self.name)
             topic = TelegramRef.model_validate(delivery.ref).topic if delivery is not None else None
             prompt = prompt_text(record, decision.index, message_id)
             name = escape(self.names.get(str(query.from_user.id), ""))

@@ -71,12 +71,13 @@ class WebInbox(Channel):
         self.attach(Replies(self, ledger, Router([self.name], {self.name: settings.subscriptions})))
         self._auth = InboxAuth(self.token)
         self._feed = LiveFeed()
-        self._waiting = ledger.store.count_questions("pending", channel=self.name)
+        self._waiting: int | None = None
+        """Questions waiting in the inbox, for open pages; read from the store when first needed."""
         self._unwatch = ledger.watch(self._changed)
         self._static = {name: (resources.files("bot.web") / "static" / name).read_bytes() for name in STATIC_TYPES}
 
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
-        self._shown(question)
+        await self._shown(question)
         return Sent(key=question.id)
 
     def links(self, base_url: str) -> dict[str, str]:
@@ -86,9 +87,9 @@ class WebInbox(Channel):
         """The route's own responders, else `[web] responders`; empty means anyone who can open the inbox."""
         return route.responders or list(self.settings.responders)
 
-    def responders_for(self, question: QuestionRecord) -> list[str]:
+    async def responders_for(self, question: QuestionRecord) -> list[str]:
         """Who may answer `question` in the inbox, by the current config (the answer form asks for a name then)."""
-        return self.replies.responders(question)
+        return await self.replies.responders(question)
 
     def add_routes(self, app: web.Application) -> None:
         """Mount the inbox at `/` (with `/history`, `/events`, `/questions/{id}/card`, `/questions/{id}/answer` and
@@ -117,15 +118,15 @@ class WebInbox(Channel):
             return self._auth.login(request, offered) or _page(render_message("Wrong link", UNAUTHORISED), 401)
         if not self._auth.allows(request):
             return _unauthorised()
-        notice = self._sent_notice(request.query.get("answered"))
-        return self._inbox_page(request, [], notice=notice, page=request.query.get("page"))
+        notice = await self._sent_notice(request.query.get("answered"))
+        return await self._inbox_page(request, [], notice=notice, page=request.query.get("page"))
 
     async def _history(self, request: web.Request) -> web.StreamResponse:
         store = self.ledger.store
-        records = [r for r in store.list_questions(channel="web", limit=PAGE_LIMIT) if r.status != "pending"]
-        return _page(render_history([(record, store.history(question_id=record.id)) for record in records]))
+        records = [r for r in await store.list_questions(channel="web", limit=PAGE_LIMIT) if r.status != "pending"]
+        return _page(render_history([(record, await store.history(question_id=record.id)) for record in records]))
 
-    def _inbox_page(
+    async def _inbox_page(
         self,
         request: web.Request,
         leading: list[Card],
@@ -136,34 +137,34 @@ class WebInbox(Channel):
     ) -> web.StreamResponse:
         store = self.ledger.store
         # The count is the store's, not the page's: with thousands waiting, a page shows only some of them.
-        self._waiting = store.count_questions("pending", channel=self.name)
-        shown = Page.at(self._waiting, page)
+        self._waiting = waiting = await store.count_questions("pending", channel=self.name)
+        shown = Page.at(waiting, page)
         offset = shown.first_shown - 1
-        pending = store.list_questions(status="pending", channel=self.name, limit=shown.size, offset=offset)
+        pending = await store.list_questions(status="pending", channel=self.name, limit=shown.size, offset=offset)
         listed = {card.record.id for card in leading}
-        cards = leading + [self._card(record) for record in pending if record.id not in listed]
+        cards = leading + [await self._card(record) for record in pending if record.id not in listed]
         remembered = request.cookies.get(BY_COOKIE, "")
         html = render_inbox(cards, csrf=self._auth.csrf, notice=notice, remembered_by=remembered, page=shown)
         return _page(html, status)
 
     async def _card_fragment(self, request: web.Request) -> web.StreamResponse:
         """One question's card, as the live page inserts or refreshes it."""
-        found = self.replies.delivered(request.match_info["id"])  # the inbox's delivery key is the question id
+        found = await self.replies.delivered(request.match_info["id"])  # the inbox's delivery key is the question id
         if found is None:
             return _page(render_message("No such question", "This inbox has no such question."), 404)
         remembered = request.cookies.get(BY_COOKIE, "")
-        return _page(render_card(self._card(found[0]), csrf=self._auth.csrf, remembered_by=remembered))
+        return _page(render_card(await self._card(found[0]), csrf=self._auth.csrf, remembered_by=remembered))
 
-    def _card(self, record: QuestionRecord, values: FormData | None = None, error: str | None = None) -> Card:
-        return Card(record, self.responders_for(record), values or {}, error)
+    async def _card(self, record: QuestionRecord, values: FormData | None = None, error: str | None = None) -> Card:
+        return Card(record, await self.responders_for(record), values or {}, error)
 
-    def _sent_notice(self, question_id: str | None) -> str | None:
-        record = self.ledger.store.get_question(question_id) if question_id else None
+    async def _sent_notice(self, question_id: str | None) -> str | None:
+        record = await self.ledger.store.get_question(question_id) if question_id else None
         if record is None:
             return None
         title = record.questions[0].header or record.questions[0].question
         if record.status == "pending" and any(approval.via == self.name for approval in record.approvals):
-            needed = self.replies.approvals_needed(record, self.ledger.store.get_delivery(record.id, self.name))
+            needed = self.replies.approvals_needed(record, await self.ledger.store.get_delivery(record.id, self.name))
             return f"Approval recorded for “{title}”: {progress(record, needed)}."
         if record.status != "answered" or record.answered_via != "web":
             return None
@@ -186,29 +187,29 @@ class WebInbox(Channel):
         if not self._auth.csrf_ok(form):
             message = "This form is out of date (handraise may have restarted). Reload the inbox and answer again."
             return _page(render_message("Form expired", message), 403)
-        found = self.replies.delivered(request.match_info["id"])  # the inbox's delivery key is the question id
+        found = await self.replies.delivered(request.match_info["id"])  # the inbox's delivery key is the question id
         if found is None:
             return _page(render_message("No such question", "This inbox has no such question."), 404)
         record, delivery = found
         try:
-            name = parse_responder(form, self.responders_for(record))
+            name = parse_responder(form, await self.responders_for(record))
         except NotAResponder as refused:
             name = refused.name  # the base refuses it, and audits that
         except FormError as bad:
-            return self._not_sent(request, record, form, str(bad))
+            return await self._not_sent(request, record, form, str(bad))
 
         def read(record: QuestionRecord, delivery: Delivery) -> Answer:
             return Answer(parse_answer_form(record.questions, form))
 
         outcome = await self.replies.answer(delivery.key, by=name or self.name, how="form", read=read, found=found)
         if isinstance(outcome, NotAllowed):
-            return self._refused(request, record, form, not_a_responder(outcome.person), 403)
+            return await self._refused(request, record, form, not_a_responder(outcome.person), 403)
         if isinstance(outcome, Unreadable):
-            return self._not_sent(request, outcome.record, form, outcome.reason)
+            return await self._not_sent(request, outcome.record, form, outcome.reason)
         if isinstance(outcome, Ended):
             if outcome.record is None:
                 return _page(render_message("No such question", "This inbox has no such question."), 404)
-            return self._refused(request, outcome.record, form, _not_sent(outcome.record), 409)
+            return await self._refused(request, outcome.record, form, _not_sent(outcome.record), 409)
         back = {"page": str(page)} if (page := _page_number(form)) > 1 else {}
         location = f"/?{urlencode(back | {'answered': record.id})}"
         response = web.Response(status=303, headers={"Location": location})
@@ -216,35 +217,44 @@ class WebInbox(Channel):
             response.set_cookie(BY_COOKIE, name, max_age=365 * 24 * 3600, path="/", httponly=True, samesite="Strict")
         return secured(response)
 
-    def _not_sent(self, request: web.Request, record: QuestionRecord, form: FormData, why: str) -> web.StreamResponse:
+    async def _not_sent(
+        self, request: web.Request, record: QuestionRecord, form: FormData, why: str
+    ) -> web.StreamResponse:
         """A form that cannot be sent: what was wrong with it, unless it is too late anyway (that matters more)."""
         if record.status != "pending":
-            return self._refused(request, record, form, _not_sent(record), 409)
-        return self._refused(request, record, form, why, 400)
+            return await self._refused(request, record, form, _not_sent(record), 409)
+        return await self._refused(request, record, form, why, 400)
 
-    def _refused(
+    async def _refused(
         self, request: web.Request, record: QuestionRecord, form: FormData, message: str, status: int
     ) -> web.StreamResponse:
         """The inbox again (the page the form was on), the refused form first with what was typed and why it was not
         sent."""
         page = str(_page_number(form))
-        return self._inbox_page(request, [self._card(record, form, message)], status=status, page=page)
+        return await self._inbox_page(request, [await self._card(record, form, message)], status=status, page=page)
 
     # --- live updates ---------------------------------------------------------------------------------------------
 
-    def _shown(self, record: QuestionRecord) -> None:
-        self._waiting += 1
+    async def _shown(self, record: QuestionRecord) -> None:
+        # Its delivery is stored once `deliver` returns: a first count leaves it out.
+        waiting = self._waiting if self._waiting is not None else await self._count_waiting()
+        self._waiting = waiting + 1
         self._feed.publish({"kind": "asked", "id": record.id, "waiting": self._waiting})
 
-    def _changed(self, kind: ChangeKind, record: QuestionRecord) -> None:
+    async def _changed(self, kind: ChangeKind, record: QuestionRecord) -> None:
         # "asked" comes from the channel's `deliver` instead: only then is it known to be the inbox's question.
-        if kind == "asked" or not self.ledger.store.has_delivery(record.id, self.name):
+        if kind == "asked" or not await self.ledger.store.has_delivery(record.id, self.name):
             return
         if kind == "partial":
             self._feed.publish({"kind": "partial", "id": record.id})
         else:
-            self._waiting = max(0, self._waiting - 1)
+            # A first count is taken after the question ended, so it already leaves it out.
+            waiting = self._waiting
+            self._waiting = max(0, waiting - 1) if waiting is not None else await self._count_waiting()
             self._feed.publish({"kind": "resolved", "id": record.id, "status": record.status, "waiting": self._waiting})
+
+    async def _count_waiting(self) -> int:
+        return await self.ledger.store.count_questions("pending", channel=self.name)
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         response = secured(

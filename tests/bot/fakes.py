@@ -13,6 +13,7 @@ from bot.ledger import Ledger
 from bot.records import Delivery, QuestionRecord
 from bot.routing import Route
 from bot.store import Store
+from bot.store_interface import AsyncStore, SqliteStore
 
 
 class RecordedRef(BaseModel):
@@ -41,4 +42,11 @@ class RecordingChannel(Channel):
 
 def make_ledger(tmp_path: Path) -> tuple[Ledger, FakeClock]:
     clock = FakeClock()
-    return Ledger(Store.open(tmp_path / "handraise.db"), clock), clock
+    return Ledger(SqliteStore.open(tmp_path / "handraise.db"), clock), clock
+
+
+def sync_store(store: AsyncStore) -> Store:
+    """The SQLite file under a test's store, read synchronously: for helpers and `until` predicates that cannot
+    await."""
+    assert isinstance(store, SqliteStore), f"a test reads {store.description} synchronously, but it is no SQLite store"
+    return store.sync

@@ -53,7 +53,7 @@ async def test_a_sync_timeout_cancels_the_question_and_raises_ask_timeout(tmp_pa
         client = HandraiseClient(program.base_url, poll_seconds=1)
         with pytest.raises(UserQuestionError) as raised:
             await anyio.to_thread.run_sync(lambda: client.ask(GO, timeout=0.5))
-        (record,) = program.installation.store.list_questions()
+        (record,) = await program.installation.store.list_questions()
         assert status_of(program, record.id) == "cancelled"
     assert raised.value.code == "ASK_TIMEOUT"
 
@@ -63,7 +63,7 @@ async def test_cancelling_ask_async_cancels_the_question(tmp_path: Path) -> None
         client = HandraiseClient(program.base_url, poll_seconds=1)
         with anyio.move_on_after(0.5):
             await client.ask_async(GO)
-        (record,) = program.installation.store.list_questions()
+        (record,) = await program.installation.store.list_questions()
         assert status_of(program, record.id) == "cancelled"
 
 
@@ -78,7 +78,7 @@ async def test_a_question_cancelled_elsewhere_raises_ask_cancelled(tmp_path: Pat
             errors.append(raised.value)
 
         group.start_soon(ask)
-        program.remote.cancel((await pending_question(program)).id)
+        await program.remote.cancel((await pending_question(program)).id)
     assert (errors[0].code, errors[0].message) == ("ASK_CANCELLED", "the question was cancelled")
 
 

@@ -27,9 +27,9 @@ async def call(method: str, url: str, body: Any = None, **kwargs: Any) -> tuple[
         return response.status, await response.json()
 
 
-def answer(running: Any, question_id: str, label: str, by: str = "alice") -> Any:
+async def answer(running: Any, question_id: str, label: str, by: str = "alice") -> Any:
     item = AskUserQuestionAnswerItem(id="go", selected=[label])
-    return running.installation.ledger.submit(question_id, {"go": item}, by=by, via="web")
+    return await running.installation.ledger.submit(question_id, {"go": item}, by=by, via="web")
 
 
 async def test_ask_then_answer_then_read_the_answer(tmp_path: Path) -> None:
@@ -40,7 +40,7 @@ async def test_ask_then_answer_then_read_the_answer(tmp_path: Path) -> None:
         await channels["web"].delivery_seen.wait()
         status, body = await call("GET", f"{running.base_url}/v1/questions/{question_id}")
         assert (status, body["status"]) == (200, "pending")
-        answer(running, question_id, "No")
+        await answer(running, question_id, "No")
         status, body = await call("GET", f"{running.base_url}/v1/questions/{question_id}")
     assert body["status"] == "answered"
     assert body["answer"] == {"answers": [{"id": "go", "selected": ["No"]}]}
@@ -62,7 +62,7 @@ async def test_long_poll_returns_as_soon_as_the_answer_lands(tmp_path: Path) -> 
                 group.start_soon(poll)
                 await anyio.sleep(0.2)
                 assert result == {}
-                answer(running, question_id, "Yes")
+                await answer(running, question_id, "Yes")
     assert result["status"] == "answered"
 
 
@@ -109,7 +109,7 @@ async def test_bad_requests_get_the_seams_codes(
 ) -> None:
     async with program(config_for(tmp_path)) as (running, channels):
         got_status, reply = await call("POST", f"{running.base_url}/v1/questions", body)
-        assert running.installation.store.count_questions() == 0
+        assert await running.installation.store.count_questions() == 0
     assert (got_status, reply) == (status, {"error": {"code": code, "message": message}})
     assert channels["web"].delivered == []
 
@@ -144,7 +144,7 @@ async def test_cancel_retracts_and_a_second_cancel_conflicts(tmp_path: Path) -> 
         with anyio.fail_after(5):
             while not channels["web"].closed:
                 await anyio.sleep(0.01)
-        late = answer(running, question_id, "Yes")
+        late = await answer(running, question_id, "Yes")
     assert channels["web"].closed[0].status == "cancelled"
     assert not late.won
 
@@ -197,7 +197,7 @@ async def test_a_pending_question_survives_a_restart_and_is_not_sent_twice(tmp_p
         with anyio.fail_after(5):
             while (held := running.installation.ledger.get(question_id)) is None or not held.holders:
                 await anyio.sleep(0.01)
-        answer(running, question_id, "Yes", by="bob")
+        await answer(running, question_id, "Yes", by="bob")
         _, shown = await call("GET", f"{running.base_url}/v1/questions/{question_id}?wait=5")
     assert channels["web"].delivered == []
     assert (shown["status"], shown["resolvedBy"]) == ("answered", "bob")
@@ -210,9 +210,9 @@ async def test_a_question_approved_by_two_names_both_in_resolved_by_and_approved
         await channels["web"].delivery_seen.wait()
         ledger = running.installation.ledger
         approve = AskUserQuestionAnswerItem(id="go", selected=["Approve"])
-        ledger.approve(question_id, approve, by="ann", via="web", identity="ann", needed=2)
+        await ledger.approve(question_id, approve, by="ann", via="web", identity="ann", needed=2)
         _, pending = await call("GET", f"{running.base_url}/v1/questions/{question_id}")
-        ledger.approve(question_id, approve, by="U0BOB", via="slack", identity="u0bob", needed=2)
+        await ledger.approve(question_id, approve, by="U0BOB", via="slack", identity="u0bob", needed=2)
         _, answered = await call("GET", f"{running.base_url}/v1/questions/{question_id}")
     assert (pending["status"], pending["approvedBy"]) == ("pending", ["ann"])
     assert (answered["status"], answered["resolvedBy"], answered["approvedBy"]) == (

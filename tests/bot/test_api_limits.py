@@ -35,7 +35,7 @@ async def test_a_chunked_body_over_one_mebibyte_is_refused(tmp_path: Path) -> No
     # 1.5 MiB: under the server's 2 MiB read limit, which is what let a chunked body through before.
     async with program(config_for(tmp_path)) as (running, _):
         status, kind, body = await post(f"{running.base_url}/v1/questions", in_chunks(oversize_question(1_500_000)))
-        assert running.installation.store.count_questions() == 0
+        assert await running.installation.store.count_questions() == 0
     assert (status, kind, body["error"]["code"]) == (413, "application/json", "TOO_LARGE")
 
 
@@ -57,7 +57,7 @@ async def test_a_nul_in_a_question_is_refused_naming_the_field(tmp_path: Path) -
     async with program(config_for(tmp_path)) as (running, channels):
         raw = b'{"questions": [{"id": "a", "question": "Deploy\\u0000?"}]}'
         status, _, body = await post(f"{running.base_url}/v1/questions", raw)
-        assert running.installation.store.count_questions() == 0
+        assert await running.installation.store.count_questions() == 0
     assert (status, body["error"]["code"]) == (422, "BAD_REQUEST")
     assert body["error"]["message"].startswith("questions[0].question: contains the control character U+0000")
     assert channels["web"].delivered == []
@@ -67,7 +67,7 @@ async def test_duplicate_question_ids_are_refused_before_anything_is_stored(tmp_
     async with program(config_for(tmp_path)) as (running, _):
         raw = b'{"questions": [{"id": "q1", "question": "A?"}, {"id": "q1", "question": "B?"}]}'
         status, _, body = await post(f"{running.base_url}/v1/questions", raw)
-        assert running.installation.store.count_questions() == 0
+        assert await running.installation.store.count_questions() == 0
     assert (status, body["error"]["message"]) == (
         422,
         'questions[1].id: duplicate id "q1" (as questions[0].id); give each question its own id',

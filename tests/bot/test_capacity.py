@@ -85,7 +85,7 @@ async def test_long_polls_beyond_max_waiting_get_503_with_retry_after_and_the_re
                     assert health.status == 200
                 assert (await long_poll(session, f"{running.base_url}/v1/questions/{question_id}"))[0] == 200
                 item = AskUserQuestionAnswerItem(id="go", selected=[], custom="yes")
-                running.installation.ledger.submit(question_id, {"go": item}, by="alice", via="web")
+                await running.installation.ledger.submit(question_id, {"go": item}, by="alice", via="web")
     assert [(status, body["status"]) for status, _, body in results] == [(200, "answered"), (200, "answered")]
     assert running.waiting.waiting == 0
 
@@ -115,14 +115,16 @@ async def test_handraise_ask_waits_out_a_503_and_gets_its_answer(
                 while running.waiting.waiting < 1:
                     await anyio.sleep(0.01)
                 group.start_soon(ask_in_the_shell)
-                while len(store.list_questions(status="pending")) < 2:
+                while len(await store.list_questions(status="pending")) < 2:
                     await anyio.sleep(0.02)
-                second = next(record.id for record in store.list_questions(status="pending") if record.id != blocker)
+                second = next(
+                    record.id for record in await store.list_questions(status="pending") if record.id != blocker
+                )
                 await anyio.sleep(1.5)  # the shell's first long-poll is turned away meanwhile
                 item = AskUserQuestionAnswerItem(id="go", selected=[], custom="done")
-                running.installation.ledger.submit(blocker, {"go": item}, by="alice", via="web")
+                await running.installation.ledger.submit(blocker, {"go": item}, by="alice", via="web")
                 item = AskUserQuestionAnswerItem(id="q1", selected=[], custom="yes")
-                running.installation.ledger.submit(second, {"q1": item}, by="alice", via="web")
+                await running.installation.ledger.submit(second, {"q1": item}, by="alice", via="web")
     assert codes == [0]
     assert capsys.readouterr().out == '{"answers":[{"id":"q1","selected":[],"custom":"yes"}]}\n'
 

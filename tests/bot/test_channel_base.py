@@ -23,7 +23,7 @@ from core import (
 )
 from tests.core.helpers import make_context
 
-from .fakes import RecordingChannel, make_ledger
+from .fakes import RecordingChannel, make_ledger, sync_store
 
 pytestmark = pytest.mark.anyio
 
@@ -53,12 +53,12 @@ class Rig:
             self.outcome.append(error)
 
     def question_id(self) -> str:
-        (record,) = self.ledger.store.list_questions()
+        (record,) = sync_store(self.ledger.store).list_questions()
         return record.id
 
-    def answer(self, label: str, *, by: str, via: str) -> Any:
+    async def answer(self, label: str, *, by: str, via: str) -> Any:
         item = AskUserQuestionAnswerItem(id="deploy", selected=[label])
-        return self.ledger.submit(self.question_id(), {"deploy": item}, by=by, via=via)
+        return await self.ledger.submit(self.question_id(), {"deploy": item}, by=by, via=via)
 
 
 async def settle(clock: FakeClock, by: timedelta = timedelta(0)) -> None:
@@ -71,12 +71,12 @@ async def test_the_routed_channel_delivers_and_the_first_answer_is_returned(tmp_
     async with anyio.create_task_group() as group:
         group.start_soon(rig.ask)
         await rig.channels["slack"].delivery_seen.wait()
-        first = rig.answer("No", by="U1", via="slack")
+        first = await rig.answer("No", by="U1", via="slack")
     assert first.won
     answer = rig.outcome[0]
     assert isinstance(answer, AskUserQuestionAnswer) and answer.answers[0].selected == ["No"]
     assert [record.status for record in rig.channels["slack"].closed] == ["answered"]
-    assert rig.ledger.store.get_delivery(rig.question_id(), "slack") is not None
+    assert await rig.ledger.store.get_delivery(rig.question_id(), "slack") is not None
 
 
 async def test_a_second_answer_is_told_who_answered_first(tmp_path: Path) -> None:
@@ -85,11 +85,11 @@ async def test_a_second_answer_is_told_who_answered_first(tmp_path: Path) -> Non
     async with anyio.create_task_group() as group:
         group.start_soon(rig.ask)
         await rig.channels["slack"].delivery_seen.wait()
-        rig.answer("No", by="U1", via="slack")
-        late = rig.answer("Yes (Recommended)", by="U2", via="slack")
+        await rig.answer("No", by="U1", via="slack")
+        late = await rig.answer("Yes (Recommended)", by="U2", via="slack")
     assert not late.won
     assert (late.record.answered_by, late.record.answer.answers[0].selected) == ("U1", ["No"])
-    kinds = [event.kind for event in rig.ledger.store.history()]
+    kinds = [event.kind for event in await rig.ledger.store.history()]
     assert kinds.count("answered") == 1 and kinds.count("duplicate") == 1
 
 
@@ -99,7 +99,7 @@ async def test_a_channel_not_routed_passes_to_the_next(tmp_path: Path) -> None:
     async with anyio.create_task_group() as group:
         group.start_soon(rig.ask)
         await rig.channels["email"].delivery_seen.wait()
-        rig.answer("No", by="a@example.org", via="email")
+        await rig.answer("No", by="a@example.org", via="email")
     assert rig.channels["slack"].delivered == []
     assert isinstance(rig.outcome[0], AskUserQuestionAnswer)
 
@@ -113,12 +113,12 @@ async def test_escalation_asks_the_next_channel_and_its_answer_updates_both(tmp_
         assert rig.channels["email"].delivered == []
         await settle(rig.clock, timedelta(minutes=1))
         await rig.channels["email"].delivery_seen.wait()
-        rig.answer("Yes (Recommended)", by="ops@example.org", via="email")
+        await rig.answer("Yes (Recommended)", by="ops@example.org", via="email")
     assert isinstance(rig.outcome[0], AskUserQuestionAnswer)
     slack_final, email_final = rig.channels["slack"].closed[0], rig.channels["email"].closed[0]
     assert (slack_final.answered_via, slack_final.answered_by) == ("email", "ops@example.org")
     assert email_final.status == "answered"
-    assert "escalated" in [event.kind for event in rig.ledger.store.history()]
+    assert "escalated" in [event.kind for event in await rig.ledger.store.history()]
 
 
 async def test_after_escalation_the_first_channel_can_still_win(tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ async def test_after_escalation_the_first_channel_can_still_win(tmp_path: Path) 
         await rig.channels["slack"].delivery_seen.wait()
         await settle(rig.clock, timedelta(minutes=31))
         await rig.channels["email"].delivery_seen.wait()
-        rig.answer("No", by="U1", via="slack")
+        await rig.answer("No", by="U1", via="slack")
     assert rig.channels["email"].closed[0].answered_via == "slack"
 
 
@@ -139,7 +139,7 @@ async def test_escalation_with_nowhere_to_go_keeps_waiting(tmp_path: Path) -> No
         await rig.channels["slack"].delivery_seen.wait()
         await settle(rig.clock, timedelta(minutes=10))
         assert rig.outcome == []
-        rig.answer("No", by="U1", via="slack")
+        await rig.answer("No", by="U1", via="slack")
     assert isinstance(rig.outcome[0], AskUserQuestionAnswer)
 
 
@@ -156,7 +156,7 @@ async def test_expiry_raises_ask_timeout_and_updates_every_channel(tmp_path: Pat
     assert isinstance(error, UserQuestionError)
     assert (error.code, error.message) == ("ASK_TIMEOUT", "nobody answered within 2h")
     assert [r.status for r in rig.channels["slack"].closed + rig.channels["email"].closed] == ["expired", "expired"]
-    late = rig.answer("No", by="U1", via="slack")
+    late = await rig.answer("No", by="U1", via="slack")
     assert not late.won and late.record.status == "expired"
 
 
@@ -169,7 +169,7 @@ async def test_the_agent_cancelling_retracts_and_records_the_cancellation(tmp_pa
         controller.abort()
     error = rig.outcome[0]
     assert isinstance(error, UserQuestionError) and error.code == "ASK_ABORTED"
-    record = rig.ledger.store.get_question(rig.question_id())
+    record = await rig.ledger.store.get_question(rig.question_id())
     assert record is not None and record.status == "cancelled"
     assert [r.status for r in rig.channels["slack"].closed] == ["cancelled"]
 
@@ -181,7 +181,7 @@ async def test_a_failed_delivery_fails_the_ask_with_the_channels_reason(tmp_path
     error = rig.outcome[0]
     assert isinstance(error, UserQuestionError)
     assert (error.code, error.message) == ("DELIVERY_FAILED", "slack: channel_not_found (#nope)")
-    record = rig.ledger.store.get_question(rig.question_id())
+    record = await rig.ledger.store.get_question(rig.question_id())
     assert record is not None and record.status == "failed"
 
 
@@ -193,8 +193,8 @@ async def test_an_answer_that_does_not_fit_is_refused_and_recorded_nowhere(tmp_p
         group.start_soon(rig.ask)
         await rig.channels["slack"].delivery_seen.wait()
         with pytest.raises(AnswerError, match="not one of its options"):
-            rig.answer("Maybe", by="U1", via="slack")
-        rig.answer("No", by="U1", via="slack")
+            await rig.answer("Maybe", by="U1", via="slack")
+        await rig.answer("No", by="U1", via="slack")
     assert isinstance(rig.outcome[0], AskUserQuestionAnswer)
 
 
@@ -207,8 +207,8 @@ async def test_a_resumed_question_is_not_delivered_twice(tmp_path: Path) -> None
     from bot.records import QuestionRecord
 
     record = QuestionRecord(questions=[QUESTION], origin="api")
-    ledger.store.create_question(record)
-    ledger.store.add_delivery(record.id, "slack", "C1:1.0", {"ts": "1.0"})
+    await ledger.store.create_question(record)
+    await ledger.store.add_delivery(record.id, "slack", "C1:1.0", {"ts": "1.0"})
     request = AskUserQuestionRequest(questions=[QUESTION])
     ledger.bind(request, record)
     result: list[AskUserQuestionAnswer] = []
@@ -220,7 +220,7 @@ async def test_a_resumed_question_is_not_delivered_twice(tmp_path: Path) -> None
     async with anyio.create_task_group() as group:
         group.start_soon(ask)
         await anyio.wait_all_tasks_blocked()
-        ledger.submit(
+        await ledger.submit(
             record.id, {"deploy": AskUserQuestionAnswerItem(id="deploy", selected=["No"])}, by="U", via="slack"
         )
     assert channel.delivered == []
@@ -234,11 +234,11 @@ async def test_an_escalation_target_that_cannot_deliver_leaves_the_question_open
         group.start_soon(rig.ask)
         await rig.channels["slack"].delivery_seen.wait()
         await settle(rig.clock, timedelta(minutes=30))
-        record = rig.ledger.store.get_question(rig.question_id())
+        record = await rig.ledger.store.get_question(rig.question_id())
         assert record is not None and record.status == "pending"
-        assert rig.answer("No", by="U1", via="slack").won
+        assert (await rig.answer("No", by="U1", via="slack")).won
     assert isinstance(rig.outcome[0], AskUserQuestionAnswer)
-    failures = [event for event in rig.ledger.store.history() if event.kind == "failed"]
+    failures = [event for event in await rig.ledger.store.history() if event.kind == "failed"]
     assert [(event.channel, event.detail["code"]) for event in failures] == [("slack", "DELIVERY_FAILED")]
 
 
@@ -260,7 +260,7 @@ async def test_stopping_reads_nothing_from_the_store_for_a_question_still_waitin
         group.cancel_scope.cancel()
     assert reads == []  # at 10^5 pending, one read each made SIGTERM take minutes
     assert rig.channels["slack"].closed == []
-    (record,) = store.list_questions()
+    (record,) = await store.list_questions()
     assert record.status == "pending"
 
 
@@ -279,5 +279,5 @@ async def test_a_question_just_asked_is_delivered_without_looking_for_an_earlier
         group.start_soon(rig.ask)
         await rig.channels["slack"].delivery_seen.wait()
         assert looked == []  # only a resumed question can have been shown before
-        rig.answer("No", by="U1", via="slack")
+        await rig.answer("No", by="U1", via="slack")
     assert len(rig.channels["slack"].delivered) == 1

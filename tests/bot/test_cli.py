@@ -24,13 +24,13 @@ async def run_cli(*argv: str) -> int:
 async def wait_for_question(running: Any) -> str:
     """The question once it is delivered (so that an answer is audited after its delivery)."""
     with anyio.fail_after(10):
-        while not (pending := running.installation.store.list_questions(status="pending", channel="web")):
+        while not (pending := await running.installation.store.list_questions(status="pending", channel="web")):
             await anyio.sleep(0.02)
     return pending[0].id
 
 
-def answer(running: Any, question_id: str, **item: Any) -> None:
-    running.installation.ledger.submit(
+async def answer(running: Any, question_id: str, **item: Any) -> None:
+    await running.installation.ledger.submit(
         question_id, {"q1": AskUserQuestionAnswerItem(id="q1", **item)}, by="alice", via="web"
     )
 
@@ -46,7 +46,7 @@ async def test_ask_prints_the_answer_json_and_exits_0(tmp_path: Path, capsys: py
 
         async with anyio.create_task_group() as group:
             group.start_soon(ask)
-            answer(running, await wait_for_question(running), selected=["No"])
+            await answer(running, await wait_for_question(running), selected=["No"])
     assert codes == [0]
     assert capsys.readouterr().out == '{"answers":[{"id":"q1","selected":["No"]}]}\n'
 
@@ -69,8 +69,8 @@ async def test_ask_sends_every_flag(tmp_path: Path) -> None:
         ]
         group.start_soon(run_cli, *argv)
         question_id = await wait_for_question(running)
-        record = running.installation.store.get_question(question_id)
-        answer(running, question_id, selected=["Approve"])
+        record = await running.installation.store.get_question(question_id)
+        await answer(running, question_id, selected=["Approve"])
     assert record is not None and record.agent is not None
     item = record.questions[0]
     assert item.intent is not None
@@ -151,7 +151,7 @@ async def test_a_cancelled_question_exits_3(tmp_path: Path) -> None:
 
         async with anyio.create_task_group() as group:
             group.start_soon(ask)
-            running.remote.cancel(await wait_for_question(running))
+            await running.remote.cancel(await wait_for_question(running))
     assert codes == [3]
 
 
@@ -170,7 +170,7 @@ async def test_ask_survives_a_server_restart(tmp_path: Path, capsys: pytest.Capt
         await anyio.sleep(0.5)  # the server is down; the CLI keeps re-polling
         async with program(config) as (running, _):
             assert running.resumed == 1
-            answer(running, question_id, selected=["Yes"])
+            await answer(running, question_id, selected=["Yes"])
             with anyio.fail_after(15):
                 while not codes:
                     await anyio.sleep(0.05)
@@ -204,13 +204,13 @@ async def test_history_shows_the_audit_log(tmp_path: Path, capsys: pytest.Captur
 
     async with program(load_config(config_file)) as (running, _), anyio.create_task_group() as group:
         group.start_soon(run_cli, "ask", "Q?", "-o", "A", "--agent", "deploy-7", "--server", running.base_url)
-        answer(running, await wait_for_question(running), selected=["A"])
+        await answer(running, await wait_for_question(running), selected=["A"])
     capsys.readouterr()
-    assert main(["history", "--config", str(config_file)]) == 0
+    assert await run_cli("history", "--config", str(config_file)) == 0  # a thread: it runs its own event loop
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[3] for line in lines] == ["asked", "delivered", "answered"]
     assert "answered via web by alice" in lines[-1]
-    assert main(["history", "--config", str(config_file), "--agent", "nobody", "--json"]) == 0
+    assert await run_cli("history", "--config", str(config_file), "--agent", "nobody", "--json") == 0
     assert capsys.readouterr().out == ""
 
 

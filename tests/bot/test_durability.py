@@ -19,7 +19,7 @@ from bot.store import Store, StoreUnavailable
 from bot.store_sync import DurabilityBarrier
 from core import AskUserQuestionItem
 
-from .fakes import RecordingChannel
+from .fakes import RecordingChannel, sync_store
 from .program_rig import config_for
 
 pytestmark = pytest.mark.anyio
@@ -180,7 +180,7 @@ async def test_an_ask_is_acknowledged_only_after_its_fsync(tmp_path: Path) -> No
     async with running(config_for(tmp_path), channels=[RecordingChannel("web")]) as program:
         disk = Disk()
         disk.hold()
-        program.installation.store._barrier._fsync = disk
+        sync_store(program.installation.store)._barrier._fsync = disk
         replies: list[int] = []
 
         async def ask() -> None:
@@ -191,7 +191,7 @@ async def test_an_ask_is_acknowledged_only_after_its_fsync(tmp_path: Path) -> No
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(ask)
             await started(disk)
-            assert program.installation.store.count_questions() == 1  # committed, not yet acknowledged
+            assert await program.installation.store.count_questions() == 1  # committed, not yet acknowledged
             await anyio.sleep(0.05)
             assert replies == []
             disk.release()

@@ -94,8 +94,8 @@ async def test_a_rebinding_host_cannot_ask_or_cancel(tmp_path: Path) -> None:
         _, _, asked = await call("POST", url, json=ASK)
         assert isinstance(asked, dict)
         assert (await call("DELETE", f"{url}/{asked['id']}", headers=evil))[0] == 421
-        record = running.installation.store.get_question(asked["id"])
-        assert running.installation.store.count_questions() == 1
+        record = await running.installation.store.get_question(asked["id"])
+        assert await running.installation.store.count_questions() == 1
     assert record is not None and record.status == "pending"
 
 
@@ -125,7 +125,7 @@ async def test_a_text_plain_post_is_refused_with_415(tmp_path: Path) -> None:
     async with program(config_for(tmp_path)) as (running, _):
         url = f"{running.base_url}/v1/questions"
         status, _, body = await call("POST", url, data='{"questions": [{"id": "a", "question": "b"}]}')
-        assert running.installation.store.count_questions() == 0
+        assert await running.installation.store.count_questions() == 0
     assert status == 415
     assert body == {
         "error": {
@@ -149,7 +149,7 @@ async def test_another_sites_request_is_refused(tmp_path: Path, headers: dict[st
     async with program(config_for(tmp_path)) as (running, _):
         status, _, body = await call("POST", f"{running.base_url}/v1/questions", json=ASK, headers=headers)
         listed, _, _ = await call("GET", f"{running.base_url}/v1/questions", headers=headers)
-        assert running.installation.store.count_questions() == 0
+        assert await running.installation.store.count_questions() == 0
     assert isinstance(body, dict) and (status, body["error"]["code"]) == (403, "CROSS_SITE")
     assert listed == 403
 

@@ -41,9 +41,9 @@ async def test_installed_answerers_take_questions_and_disposal_removes_them(tmp_
     async with anyio.create_task_group() as group:
         group.start_soon(ask)
         await channel.delivery_seen.wait()
-        (record,) = installation.store.list_questions()
+        (record,) = await installation.store.list_questions()
         assert record.origin == "local"
-        installation.ledger.submit(
+        await installation.ledger.submit(
             record.id, {"q1": AskUserQuestionAnswerItem(id="q1", custom="yes")}, by="me", via="web"
         )
     assert answers[0].answers[0].custom == "yes"

@@ -49,9 +49,9 @@ async def ask(ctx: Any, request: AskUserQuestionRequest | None = None) -> None:
     await ctx.user_questions.ask(request or AskUserQuestionRequest(questions=[QUESTION]))
 
 
-def answer(ledger: Any) -> None:
-    (record,) = ledger.store.list_questions()
-    ledger.submit(record.id, {"go": AskUserQuestionAnswerItem(id="go", custom="yes")}, by="ann", via="chat")
+async def answer(ledger: Any) -> None:
+    (record,) = await ledger.store.list_questions()
+    await ledger.submit(record.id, {"go": AskUserQuestionAnswerItem(id="go", custom="yes")}, by="ann", via="chat")
 
 
 async def test_reminders_come_every_interval_up_to_the_maximum(tmp_path: Path) -> None:
@@ -66,8 +66,8 @@ async def test_reminders_come_every_interval_up_to_the_maximum(tmp_path: Path) -
         await clock.advance(EVERY)
         await clock.advance(EVERY)
         assert channel.reminded == [1, 2]
-        answer(ledger)
-    reminded = ledger.store.history(kinds=["reminded"])
+        await answer(ledger)
+    reminded = await ledger.store.history(kinds=["reminded"])
     assert [(event.channel, event.detail["count"]) for event in reminded] == [("chat", 1), ("chat", 2)]
 
 
@@ -75,7 +75,7 @@ async def asked_and_answered(ledger: Any, channel: RemindedChannel, ctx: Any) ->
     async with anyio.create_task_group() as group:
         group.start_soon(ask, ctx)
         await channel.delivery_seen.wait()
-        answer(ledger)
+        await answer(ledger)
 
 
 async def test_no_reminder_comes_after_the_question_ends(tmp_path: Path) -> None:
@@ -83,23 +83,23 @@ async def test_no_reminder_comes_after_the_question_ends(tmp_path: Path) -> None
     await asked_and_answered(ledger, channel, ctx)
     await clock.advance(EVERY * 3)
     assert channel.reminded == []
-    assert ledger.store.history(kinds=["reminded"]) == []
+    assert await ledger.store.history(kinds=["reminded"]) == []
 
 
 async def test_the_store_refuses_a_reminder_for_an_ended_question(tmp_path: Path) -> None:
     ledger, clock, channel, ctx = setup(tmp_path)
     await asked_and_answered(ledger, channel, ctx)
-    (record,) = ledger.store.list_questions()
-    assert ledger.store.remind(record.id, "chat", next_at=clock.now()) is None
+    (record,) = await ledger.store.list_questions()
+    assert await ledger.store.remind(record.id, "chat", next_at=clock.now()) is None
 
 
 async def test_after_a_restart_the_next_reminder_keeps_its_time_and_count(tmp_path: Path) -> None:
     ledger, clock, channel, ctx = setup(tmp_path, remind_max=3)
     record = QuestionRecord(questions=[QUESTION], origin="api", created_at=clock.now())
-    ledger.store.create_question(record)
+    await ledger.store.create_question(record)
     due = clock.now() + timedelta(minutes=5)
     ref = {"remind_at": due.isoformat(), "reminded": 2}
-    ledger.store.add_delivery(record.id, "chat", "K1", ref)  # as the previous run left it
+    await ledger.store.add_delivery(record.id, "chat", "K1", ref)  # as the previous run left it
     request = AskUserQuestionRequest(questions=[QUESTION])
     ledger.bind(request, record)
     async with anyio.create_task_group() as group:
@@ -111,19 +111,23 @@ async def test_after_a_restart_the_next_reminder_keeps_its_time_and_count(tmp_pa
         assert channel.reminded == [1]
         await clock.advance(EVERY * 2)
         assert channel.reminded == [1]  # the third and last one was this run's first
-        answer(ledger)
+        await answer(ledger)
     assert channel.delivered == []  # resumed, not sent again
-    delivery = ledger.store.get_delivery(record.id, "chat")
+    delivery = await ledger.store.get_delivery(record.id, "chat")
     assert delivery is not None and delivery.ref["reminded"] == 3
 
 
 async def test_the_inbox_hears_of_each_reminder(tmp_path: Path) -> None:
     ledger, clock, channel, ctx = setup(tmp_path)
     heard: list[tuple[str, int]] = []
-    ledger.watch(lambda kind, record: heard.append((kind, record.reminders)))
+
+    async def hear(kind: str, record: QuestionRecord) -> None:
+        heard.append((kind, record.reminders))
+
+    ledger.watch(hear)
     async with anyio.create_task_group() as group:
         group.start_soon(ask, ctx)
         await channel.delivery_seen.wait()
         await clock.advance(EVERY)
-        answer(ledger)
+        await answer(ledger)
     assert ("partial", 1) in heard

@@ -14,7 +14,7 @@ from bot.routing import Router
 from bot.settings import Subscription
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
-from .fakes import RecordingChannel, make_ledger
+from .fakes import RecordingChannel, make_ledger, sync_store
 
 pytestmark = pytest.mark.anyio
 
@@ -46,8 +46,8 @@ def rig(
     router = Router(["chat"], {"chat": [Subscription(responders=responders or [], approvals=approvals)]})
     replies = Replies(channel, ledger, router)
     record = QuestionRecord(questions=list(questions) or [DEPLOY])
-    ledger.store.create_question(record)
-    ledger.store.add_delivery(record.id, "chat", "K1", {})
+    sync_store(ledger.store).create_question(record)
+    sync_store(ledger.store).add_delivery(record.id, "chat", "K1", {})
     return replies, record
 
 
@@ -87,9 +87,9 @@ async def test_someone_not_listed_is_refused_and_the_refusal_is_audited(tmp_path
     replies, record = rig(tmp_path, responders=["U0BOB"])
     outcome = await replies.answer("K1", by="U0MALLORY", how="click", read=read_as(Answer(pick("No"))))
     assert outcome == NotAllowed(record, "U0MALLORY", ("U0BOB",))
-    (event,) = replies.ledger.store.history(kinds=["refused"])
+    (event,) = await replies.ledger.store.history(kinds=["refused"])
     assert (event.actor, event.detail) == ("U0MALLORY", {"reason": "not-a-responder", "via": "click"})
-    assert replies.ledger.store.get_question(record.id).status == "pending"  # type: ignore[union-attr]
+    assert (await replies.ledger.store.get_question(record.id)).status == "pending"  # type: ignore[union-attr]
 
 
 async def test_a_member_of_a_responder_group_may_answer(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ async def test_a_reader_that_cannot_read_makes_the_reply_unreadable_and_audits_i
     outcome = await replies.answer("K1", by="U0A", how="thread reply", read=fail_with(problem))
     assert isinstance(outcome, Unreadable) and outcome.reason == "reply with a number from 1 to 2"
     assert outcome.error is problem
-    assert [e.detail["reason"] for e in replies.ledger.store.history(kinds=["refused"])] == ["unreadable"]
+    assert [e.detail["reason"] for e in await replies.ledger.store.history(kinds=["refused"])] == ["unreadable"]
 
 
 async def test_an_answer_that_does_not_fit_the_question_is_unreadable(tmp_path: Path) -> None:
@@ -125,7 +125,7 @@ async def test_a_late_answer_is_told_who_answered_first_and_audited_as_a_duplica
     late = await replies.answer("K1", by="U0LATE", how="click", read=read_as(Answer(pick("Yes"))))
     assert isinstance(late, Ended) and late.answered and late.record is not None
     assert late.record.answered_by == "U0FIRST"
-    assert [e.actor for e in replies.ledger.store.history(kinds=["duplicate"])] == ["U0LATE"]
+    assert [e.actor for e in await replies.ledger.store.history(kinds=["duplicate"])] == ["U0LATE"]
 
 
 async def test_an_unreadable_reply_to_an_ended_question_is_told_it_is_too_late(tmp_path: Path) -> None:
@@ -156,8 +156,8 @@ async def test_what_could_be_read_is_kept_and_the_rest_is_unreadable(tmp_path: P
 async def test_responders_fall_back_to_those_kept_with_the_delivery_once_the_route_is_gone(tmp_path: Path) -> None:
     replies, record = rig(tmp_path)
     replies.router = Router(["chat"], {"chat": [Subscription(agents=["someone-else"])]})
-    delivery = replies.ledger.store.add_delivery(record.id, "chat", "K1", {"responders": ["U0BOB"]})
-    assert replies.responders(record, delivery) == ["U0BOB"]
+    delivery = await replies.ledger.store.add_delivery(record.id, "chat", "K1", {"responders": ["U0BOB"]})
+    assert await replies.responders(record, delivery) == ["U0BOB"]
 
 
 @pytest.mark.parametrize(
@@ -204,7 +204,7 @@ async def test_one_approval_of_two_keeps_the_question_open_and_says_how_far_it_c
     outcome = await replies.answer("K1", by="U0BOB", how="click", read=read_as(choose("Approve")))
     assert isinstance(outcome, Accepted) and not outcome.complete
     assert outcome.progress == "1 of 2 approvals: U0BOB"
-    assert replies.ledger.store.get_question(record.id).status == "pending"  # type: ignore[union-attr]
+    assert (await replies.ledger.store.get_question(record.id)).status == "pending"  # type: ignore[union-attr]
 
 
 async def test_the_kth_approval_answers_and_names_everyone_who_approved(tmp_path: Path) -> None:
@@ -215,7 +215,7 @@ async def test_the_kth_approval_answers_and_names_everyone_who_approved(tmp_path
     assert outcome.record.answered_by == "U0BOB, carol@example.org"
     assert [a.by for a in outcome.record.approvals] == ["U0BOB", "carol@example.org"]
     assert outcome.record.answer.answers[0].selected == ["Approve"]
-    kinds = [(event.kind, event.actor) for event in replies.ledger.store.history(kinds=["approved", "answered"])]
+    kinds = [(event.kind, event.actor) for event in await replies.ledger.store.history(kinds=["approved", "answered"])]
     assert kinds == [
         ("approved", "U0BOB"),
         ("approved", "carol@example.org"),

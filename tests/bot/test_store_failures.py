@@ -19,7 +19,7 @@ from bot.routing import Route
 from bot.store import Store, StoreError, StoreUnavailable
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
-from .fakes import RecordingChannel
+from .fakes import RecordingChannel, sync_store
 from .program_rig import config_for
 
 pytestmark = pytest.mark.anyio
@@ -116,13 +116,13 @@ class HeldChannel(RecordingChannel):
 async def test_asking_while_the_store_cannot_write_is_503_naming_the_file(tmp_path: Path) -> None:
     async with running(config_for(tmp_path), channels=[RecordingChannel("web")]) as program:
         store = program.installation.store
-        with read_only(store):
+        with read_only(sync_store(store)):
             status, body, headers = await call("POST", f"{program.base_url}/v1/questions", ASK)
             assert status == 503
             assert body["error"]["code"] == "STORE_UNAVAILABLE"
             assert str(tmp_path / "handraise.db") in body["error"]["message"]
             assert headers["Retry-After"].isdigit()
-            assert store.count_questions() == 0
+            assert await store.count_questions() == 0
         status, body, _ = await call("POST", f"{program.base_url}/v1/questions", ASK)
         assert status == 202
 
@@ -131,7 +131,7 @@ async def test_cancelling_while_the_store_cannot_write_is_503_and_cancels_nothin
     async with running(config_for(tmp_path), channels=[RecordingChannel("web")]) as program:
         _, body, _ = await call("POST", f"{program.base_url}/v1/questions", ASK)
         question_id = body["id"]
-        with read_only(program.installation.store):
+        with read_only(sync_store(program.installation.store)):
             status, body, _ = await call("DELETE", f"{program.base_url}/v1/questions/{question_id}")
         assert (status, body["error"]["code"]) == (503, "STORE_UNAVAILABLE")
         status, body, _ = await call("GET", f"{program.base_url}/v1/questions/{question_id}")
@@ -148,18 +148,18 @@ async def test_a_question_accepted_but_not_delivered_is_delivered_once_the_store
         question_id = body["id"]
         with anyio.fail_after(5):
             await channel.waiting.wait()
-        with read_only(store):
+        with read_only(sync_store(store)):
             channel.go.set()  # the delivery happens, but recording it fails
             with anyio.fail_after(5):
                 while len(channel.delivered) < 2:  # retried while the store still refuses
                     await anyio.sleep(0.01)
-            assert store.get_delivery(question_id, "web") is None
+            assert await store.get_delivery(question_id, "web") is None
         with anyio.fail_after(5):
-            while store.get_delivery(question_id, "web") is None:
+            while await store.get_delivery(question_id, "web") is None:
                 await anyio.sleep(0.01)
-        record = store.get_question(question_id)
+        record = await store.get_question(question_id)
         assert record is not None and record.status == "pending"
         yes = AskUserQuestionAnswerItem(id="go", selected=["Yes"])
-        program.installation.ledger.submit(question_id, {"go": yes}, by="alice", via="web")
+        await program.installation.ledger.submit(question_id, {"go": yes}, by="alice", via="web")
         status, body, _ = await call("GET", f"{program.base_url}/v1/questions/{question_id}?wait=5")
     assert body["answer"] == {"answers": [{"id": "go", "selected": ["Yes"]}]}

@@ -20,6 +20,7 @@ import pytest
 from bot.program import Running, running
 from bot.records import QuestionRecord
 from bot.web import WebInbox
+from tests.bot.fakes import sync_store
 from tests.bot.program_rig import config_for
 
 TOKEN_ENV = "HANDRAISE_TEST_API_TOKEN"
@@ -76,7 +77,7 @@ class HookProcess:
 
 async def pending_question(program: Running) -> QuestionRecord:
     with anyio.fail_after(20):
-        while not (pending := program.installation.store.list_questions(status="pending")):
+        while not (pending := await program.installation.store.list_questions(status="pending")):
             await anyio.sleep(0.02)
         # A question is in the store before its asker hears the 202 (that waits for the fsync): wait until the
         # asker is long-polling for it, so that a signal sent now finds it waiting (its handlers installed).
@@ -91,7 +92,7 @@ async def answer_in_inbox(program: Running, question_id: str, fields: list[tuple
     assert isinstance(inbox, WebInbox)
     store = program.installation.store
     with anyio.fail_after(10):
-        while store.get_delivery(question_id, "web") is None:
+        while await store.get_delivery(question_id, "web") is None:
             await anyio.sleep(0.02)
     headers = {"Authorization": f"Bearer {inbox.token}"}
     async with aiohttp.ClientSession(program.base_url, headers=headers) as session:
@@ -104,6 +105,6 @@ async def answer_in_inbox(program: Running, question_id: str, fields: list[tuple
 
 
 def status_of(program: Running, question_id: str) -> Any:
-    record = program.installation.store.get_question(question_id)
+    record = sync_store(program.installation.store).get_question(question_id)
     assert record is not None
     return record.status

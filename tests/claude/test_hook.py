@@ -73,7 +73,7 @@ async def test_an_unreachable_server_leaves_the_prompt_to_claude_code() -> None:
 async def test_no_route_for_the_project_leaves_the_prompt_to_claude_code(tmp_path: Path) -> None:
     async with serve_with_inbox(tmp_path, '[[web.subscriptions]]\nlabels = { project = "other" }\n') as program:
         result = await run_hook(payloads.text(payloads.BASH), "--server", program.base_url)
-        assert program.installation.store.list_questions() == []
+        assert await program.installation.store.list_questions() == []
     assert (result.code, result.stdout) == (0, "")
     assert result.stderr.startswith("handraise claude-hook: NO_PROVIDER: ") and len(result.stderr.splitlines()) == 1
 
@@ -81,7 +81,7 @@ async def test_no_route_for_the_project_leaves_the_prompt_to_claude_code(tmp_pat
 async def test_no_answer_in_time_cancels_the_question(tmp_path: Path) -> None:
     async with serve_with_inbox(tmp_path) as program:
         result = await run_hook(payloads.text(payloads.BASH), "--server", program.base_url, "--timeout", "1s")
-        (record,) = program.installation.store.list_questions()
+        (record,) = await program.installation.store.list_questions()
         assert status_of(program, record.id) == "cancelled"
     assert (result.code, result.stdout) == (0, "")
     assert "no answer" in result.stderr and "cancelled it" in result.stderr
@@ -102,7 +102,7 @@ async def test_a_question_cancelled_elsewhere_leaves_the_prompt_to_claude_code(t
     async with serve_with_inbox(tmp_path) as program:
         hook = HookProcess(payloads.text(payloads.BASH), "--server", program.base_url)
         record = await pending_question(program)
-        program.remote.cancel(record.id)
+        await program.remote.cancel(record.id)
         result = await hook.finish()
     assert (result.code, result.stdout) == (0, "")
     assert "cancelled" in result.stderr
@@ -134,7 +134,7 @@ async def test_events_it_does_not_answer_pass_silently(tmp_path: Path) -> None:
     post_tool_use = {**payloads.BASH, "hook_event_name": "PostToolUse"}
     async with serve_with_inbox(tmp_path) as program:
         result = await run_hook(json.dumps(post_tool_use), "--server", program.base_url)
-        assert program.installation.store.list_questions() == []
+        assert await program.installation.store.list_questions() == []
     assert (result.code, result.stdout, result.stderr) == (0, "", "")
 
 

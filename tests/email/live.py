@@ -21,7 +21,7 @@ from bot.email.channel import EmailChannel, Handled
 from bot.email.settings import EmailSettings
 from bot.ledger import Ledger
 from bot.routing import Router
-from bot.store import Store
+from bot.store_interface import SqliteStore
 from core import (
     AgentRegistry,
     AskUserQuestionItem,
@@ -31,6 +31,7 @@ from core import (
 )
 from tests.background_ask import Asked as Asked
 from tests.background_ask import ask_in_background
+from tests.bot.fakes import sync_store
 
 from .rig import SECRET
 from .servers import PASSWORD, Dovecot, SmtpToDovecot
@@ -72,7 +73,7 @@ class LiveRig:
             }
             | settings
         )
-        self.ledger = Ledger(Store.open(tmp_path / "handraise.db"), SystemClock())
+        self.ledger = Ledger(SqliteStore.open(tmp_path / "handraise.db"), SystemClock())
         options = {"first_delay": 0.05, "max_delay": 0.5, "command_timeout": 5.0}
         self.seen: list[Handled] = []
         self._seen_more = anyio.Event()
@@ -110,7 +111,7 @@ class LiveRig:
 
     def in_ask_order(self, mails: list[EmailMessage]) -> list[EmailMessage]:
         """`mails` (one question mail per ask) sorted in the order the questions were asked."""
-        records = self.ledger.store.list_questions(newest_first=False, limit=10_000)
+        records = sync_store(self.ledger.store).list_questions(newest_first=False, limit=10_000)
         order = {self.channel.binding.token_for(record.id): index for index, record in enumerate(records)}
 
         def token(mail: EmailMessage) -> str:

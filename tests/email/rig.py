@@ -15,7 +15,7 @@ from bot.email.channel import EmailChannel, Handled
 from bot.email.settings import EmailSettings
 from bot.ledger import Ledger
 from bot.routing import Router
-from bot.store import Store
+from bot.store_interface import SqliteStore
 from core import (
     AbortSignal,
     AgentRegistry,
@@ -25,6 +25,7 @@ from core import (
     UserQuestionError,
     UserQuestionService,
 )
+from tests.bot.fakes import sync_store
 
 SECRET = "email-tests-secret-0123456789abcdef"
 BOT = "bot@example.org"
@@ -72,7 +73,7 @@ class EmailRig:
     def __init__(self, tmp_path: Path, settings: EmailSettings | None = None, clock: Clock | None = None) -> None:
         self.settings = settings or email_settings()
         self.clock = clock or FakeClock()
-        self.ledger = Ledger(Store.open(tmp_path / "handraise.db"), self.clock)
+        self.ledger = Ledger(SqliteStore.open(tmp_path / "handraise.db"), self.clock)
         self.sender = RecordingSender()
         self.handled: list[Handled] = []
         self.channel = EmailChannel(self.settings, secret=SECRET, sender=self.sender, on_handled=self.handled.append)
@@ -95,7 +96,7 @@ class EmailRig:
         return (await self.sender.wait_for(1))[0]
 
     def question_id(self) -> str:
-        (record,) = self.ledger.store.list_questions()
+        (record,) = sync_store(self.ledger.store).list_questions()
         return record.id
 
 

@@ -15,7 +15,7 @@ from bot.config import Config, ConfigError
 from bot.email.channel import EmailChannel
 from bot.installation import build_channels
 from bot.ledger import Ledger
-from bot.store import Store
+from bot.store_interface import SqliteStore
 from core import AbortController, AskUserQuestionAnswer, AskUserQuestionAnswerItem, UserQuestionError
 
 from .rig import BOT, EmailRig, body_of, email_settings, reply_to
@@ -40,7 +40,7 @@ async def test_the_question_goes_to_the_routes_recipients_with_a_reply_token(tmp
         assert mail["To"] == "alice@example.org" and mail["From"] == f"handraise <{BOT}>"
         assert mail["Reply-To"] == f"bot+{token}@example.org"
         assert mail["Subject"] == f"[handraise] Database [#{token}]"
-        delivery = rig.ledger.store.get_delivery(rig.question_id(), "email")
+        delivery = await rig.ledger.store.get_delivery(rig.question_id(), "email")
         assert delivery is not None and delivery.key == token
         assert delivery.ref["message_id"] == mail["Message-ID"]
         group.cancel_scope.cancel()
@@ -53,7 +53,7 @@ async def test_a_reply_answers_and_the_answerer_gets_a_confirmation(tmp_path: Pa
         mail = await rig.question_mail()
         assert await rig.channel.handle(reply_to(mail, "2\n\nOn Tue, 2 Dec 2026 bot@example.org wrote:\n> x"))
     assert answer_of(rig).answers[0].selected == ["SQLite"]
-    record = rig.ledger.store.get_question(rig.question_id())
+    record = await rig.ledger.store.get_question(rig.question_id())
     assert record is not None and (record.answered_by, record.answered_via) == ("alice@example.org", "email")
     confirmation = rig.sender.sent[1]
     assert confirmation["To"] == "alice@example.org" and "-> SQLite" in body_of(confirmation)
@@ -89,10 +89,10 @@ async def test_a_sender_not_on_the_allow_list_changes_nothing_and_gets_no_mail(t
         mail = await rig.question_mail()
         assert await rig.channel.handle(reply_to(mail, "2", sender="Alice <alice@evil.example>"))
         assert rig.handled[-1].outcome == "refused"
-        record = rig.ledger.store.get_question(rig.question_id())
+        record = await rig.ledger.store.get_question(rig.question_id())
         assert record is not None and record.status == "pending"
         assert len(rig.sender.sent) == 1  # no backscatter to a spoofed address
-        refused = [e for e in rig.ledger.store.history() if e.kind == "refused"]
+        refused = [e for e in await rig.ledger.store.history() if e.kind == "refused"]
         assert refused and refused[0].detail["reason"] == "not-a-responder"
         await rig.channel.handle(reply_to(mail, "2", sender="carol@ops.example.org"))  # allowed by domain
     assert answer_of(rig).answers[0].selected == ["SQLite"]
@@ -106,7 +106,7 @@ async def test_a_forged_token_matches_nothing(tmp_path: Path) -> None:
         forged = reply_to(mail, "2", to="bot+aaaaaaaaaaaaaaaaaaaa@example.org", references=False, subject="Re: hi")
         assert await rig.channel.handle(forged)
         assert rig.handled[-1].outcome == "unknown-token"
-        record = rig.ledger.store.get_question(rig.question_id())
+        record = await rig.ledger.store.get_question(rig.question_id())
         assert record is not None and record.status == "pending" and len(rig.sender.sent) == 1
         group.cancel_scope.cancel()
 
@@ -152,7 +152,7 @@ async def test_an_unreadable_reply_gets_the_problem_and_the_accepted_forms(tmp_p
         help_mail = rig.sender.sent[-1]
         assert "there is no option 7; the options are numbered 1 to 3" in body_of(help_mail)
         assert "How to answer" in body_of(help_mail) and help_mail["Subject"].startswith("Re: [handraise]")
-        record = rig.ledger.store.get_question(rig.question_id())
+        record = await rig.ledger.store.get_question(rig.question_id())
         assert record is not None and record.status == "pending"
         await rig.channel.handle(reply_to(help_mail, "3"))  # replying to the help mail works too
     assert answer_of(rig).answers[0].selected == ["MySQL"]
@@ -170,7 +170,7 @@ async def test_several_questions_keep_partial_answers_and_ask_only_for_the_rest(
         assert "2. Which features" in text and "3. Approve the migration plan?" in text
         assert "Which database" not in text
         assert follow_up.get_content_type() == "multipart/alternative"
-        record = rig.ledger.store.get_question(rig.question_id())
+        record = await rig.ledger.store.get_question(rig.question_id())
         assert record is not None and set(record.partial) == {"db"} and record.status == "pending"
         await rig.channel.handle(reply_to(follow_up, "2: auth, export\n3: approve", sender="bob@ops.example.org"))
     answers = {item.id: item for item in answer_of(rig).answers}
@@ -220,7 +220,7 @@ async def test_an_answer_from_another_channel_sends_no_mail_but_later_replies_he
         group.start_soon(rig.ask, DATABASE)
         await rig.question_mail()
         item = AskUserQuestionAnswerItem(id="db", selected=["MySQL"])
-        rig.ledger.submit(rig.question_id(), {"db": item}, by="U123", via="slack")
+        await rig.ledger.submit(rig.question_id(), {"db": item}, by="U123", via="slack")
     assert len(rig.sender.sent) == 1
     await rig.channel.handle(reply_to(rig.sender.sent[0], "2"))
     assert "already answered by U123 via slack" in body_of(rig.sender.sent[-1])
@@ -299,7 +299,7 @@ def test_the_configured_email_channel_is_built(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("HANDRAISE_EMAIL_SECRET", "y" * 32)
     monkeypatch.setenv("IMAP_PW", "pw")
     config = Config.model_validate({"email": email_settings().model_dump(), "bot": {"answerers": ["email"]}})
-    ledger: Any = Ledger(Store.open(tmp_path / "db"), FakeClock())
+    ledger: Any = Ledger(SqliteStore.open(tmp_path / "db"), FakeClock())
     channels = build_channels(config, ledger)
     assert [type(channel) for channel in channels] == [EmailChannel]
 
@@ -319,7 +319,7 @@ async def test_two_approvals_by_mail_each_hear_how_far_it_came_and_both_are_name
         assert "You had already approved" in body_of(rig.sender.sent[-1])
         await rig.channel.handle(reply_to(mail, "1", sender="bob@ops.example.org"))
     assert answer_of(rig).answers[0].selected == ["Approve"]
-    record = rig.ledger.store.get_question(rig.question_id())
+    record = await rig.ledger.store.get_question(rig.question_id())
     assert record is not None and record.answered_by == "alice@example.org, bob@ops.example.org"
 
 

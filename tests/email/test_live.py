@@ -158,7 +158,7 @@ async def test_an_auto_reply_and_a_bounce_are_not_answers(
         assert [h.outcome for h in handled] == ["refused", "refused"]
         assert "auto-reply" in handled[0].detail and "bounce" in handled[1].detail
         assert not asked.done.is_set()
-        refused = [e for e in rig.ledger.store.history() if e.kind == "refused"]
+        refused = [e for e in await rig.ledger.store.history() if e.kind == "refused"]
         assert len(refused) == 2
 
 
@@ -220,8 +220,8 @@ async def test_a_reply_arriving_while_the_imap_server_is_down_is_not_lost(
         asked = rig.ask(DATABASE)
         # The question mail goes out through the shared SMTP server; its delivery record is what the reply needs.
         with anyio.fail_after(10):
-            while not (records := rig.ledger.store.list_questions()) or not (
-                delivery := rig.ledger.store.get_delivery(records[0].id, "email")
+            while not (records := await rig.ledger.store.list_questions()) or not (
+                delivery := await rig.ledger.store.get_delivery(records[0].id, "email")
             ):
                 await anyio.sleep(0.01)
         assert delivery is not None and rig.channel.watcher is not None

@@ -81,7 +81,7 @@ async def test_an_answer_from_the_inbox_comes_back_as_text_and_structured_conten
 async def test_the_agent_is_the_client_by_its_client_info_name_with_the_command_line_labels(tmp_path: Path) -> None:
     async with serve(tmp_path) as program, stdio_client(program, "--label", "team=web") as client:
         handle = structured(await client.call_tool("ask_user_question", {**DEPLOY, "wait_seconds": 0}))["handle"]
-        record = program.installation.store.get_question(handle)
+        record = await program.installation.store.get_question(handle)
     assert record is not None and record.agent is not None
     assert (record.agent.id, record.agent.name) == ("mcp-claude-desktop", "claude-desktop")
     assert record.agent.labels == {"tool": "mcp", "client": "claude-desktop", "team": "web"}
@@ -174,7 +174,7 @@ async def test_a_question_the_api_would_refuse_is_refused_over_either_transport(
 ) -> None:
     async with serve(tmp_path) as program, connect(program) as client:
         result = await client.call_tool("ask_user_question", {"questions": questions, "wait_seconds": 0})
-        assert program.installation.store.list_questions() == []
+        assert await program.installation.store.list_questions() == []
     assert result.is_error and field in text_of(result)
 
 
@@ -230,7 +230,7 @@ async def test_hostile_requests_to_mcp_are_refused(
     async with serve(tmp_path) as program, httpx2.AsyncClient() as http:
         reply = await http.post(f"{program.base_url}/mcp", content=body, headers=wanted)
         assert reply.status_code in refused, reply.text
-        assert program.installation.store.list_questions() == []
+        assert await program.installation.store.list_questions() == []
 
 
 async def test_an_oversize_body_is_refused_before_it_is_read(tmp_path: Path) -> None:
@@ -289,6 +289,6 @@ async def test_a_session_client_that_reads_its_results_and_leaves_puts_no_errors
     async with serve(tmp_path) as program:
         done = await anyio.run_process([sys.executable, "-c", SESSION_CLIENT, f"{program.base_url}/mcp"], check=False)
         assert done.returncode == 0, done.stderr.decode()
-        assert [record.status for record in program.installation.store.list_questions()] == ["cancelled"] * 2
+        assert [record.status for record in await program.installation.store.list_questions()] == ["cancelled"] * 2
     errors = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
     assert errors == []

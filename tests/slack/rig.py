@@ -32,7 +32,7 @@ from core import (
 )
 from tests.background_ask import Asked, ask_in_background
 
-from ..bot.fakes import make_ledger
+from ..bot.fakes import make_ledger, sync_store
 from .fake_slack import TOKEN, FakeSlack, fake_slack
 from .signing import SECRET, bolt_request, event_body, interactive_body
 
@@ -59,7 +59,7 @@ class SlackRig:
         return (await self.fake.wait_for("chat.postMessage", count))[count - 1]
 
     def question_id(self) -> str:
-        return self.ledger.store.list_questions(limit=1)[0].id
+        return sync_store(self.ledger.store).list_questions(limit=1)[0].id
 
     async def click(self, payload: dict[str, Any], **signing: Any) -> BoltResponse:
         return await self.channel.app.async_dispatch(bolt_request(interactive_body(payload), **signing))
@@ -95,7 +95,7 @@ async def slack_rig(
         client = make_client(TOKEN, fake.url, backoff=0.01)
         channel = SlackChannel(settings, client=client, signing_secret=SECRET, app_token=APP_TOKEN)
         ledger, clock = make_ledger(tmp_path)
-        with ledger.store:
+        with sync_store(ledger.store):
             async with anyio.create_task_group() as tasks:
                 ctx = Context()
                 ctx.plugin(AgentRegistry)

@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from bot.slack.ids import ModalRef
+from tests.bot.fakes import sync_store
 
 from .payloads import block_actions, button, held, message_event, radio, text_entry, view_submission
 from .records import item, labels, plan_review
@@ -84,7 +85,7 @@ async def test_a_multi_select_question_is_answered_by_checkboxes_and_submit(tmp_
         await rig.posted()
         toggle = {"type": "checkboxes", "action_id": "hr.hold.0", "selected_options": []}
         assert (await rig.click(block_actions(toggle, ts=TS))).status == 200
-        assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
+        assert (await rig.ledger.store.get_question(rig.question_id())).status == "pending"  # type: ignore[union-attr]
         await rig.click(block_actions(button("hr.submit", "submit"), ts=TS, state=held(0, 0, 2)))
         assert wire(await asked.answer()) == [{"id": "q1", "selected": ["Option 1", "Option 3"]}]
         await updated(rig)
@@ -139,7 +140,7 @@ async def test_a_thread_reply_that_cannot_be_read_gets_help_and_changes_nothing(
         (told,) = await rig.fake.wait_for("chat.postEphemeral")
         assert told["user"] == "U0ALICE" and told["thread_ts"] == TS
         assert told["text"].startswith("This message asks 3 questions")
-        assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
+        assert (await rig.ledger.store.get_question(rig.question_id())).status == "pending"  # type: ignore[union-attr]
 
 
 async def test_chatter_edits_and_bot_messages_in_threads_are_ignored(tmp_path: Path) -> None:
@@ -152,7 +153,7 @@ async def test_chatter_edits_and_bot_messages_in_threads_are_ignored(tmp_path: P
         await rig.event(message_event("2", thread_ts=TS, bot_id="B0OTHER"))
         await rig.event(message_event("2", thread_ts=TS, user="U0BOT"))  # our own
         await anyio.sleep(0.05)
-        assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
+        assert (await rig.ledger.store.get_question(rig.question_id())).status == "pending"  # type: ignore[union-attr]
         assert "chat.postEphemeral" not in rig.fake.methods()
 
 
@@ -236,8 +237,8 @@ async def test_someone_not_allowed_is_refused_privately_and_nothing_changes(tmp_
         }
         await rig.event(message_event("1", thread_ts=TS, user="U0MALLORY"))
         await rig.fake.wait_for("chat.postEphemeral", 2)
-        assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
-        refused = rig.ledger.store.history(kinds=["refused"])
+        assert (await rig.ledger.store.get_question(rig.question_id())).status == "pending"  # type: ignore[union-attr]
+        refused = await rig.ledger.store.history(kinds=["refused"])
         assert [(e.actor, e.detail["reason"], e.detail["via"]) for e in refused] == [
             ("U0MALLORY", "not-a-responder", "click"),
             ("U0MALLORY", "not-a-responder", "thread reply"),
@@ -265,7 +266,7 @@ async def test_an_unauthorised_modal_submission_changes_nothing(tmp_path: Path) 
         response = await rig.click(view_submission(ref, {"hr.m0.text": text_entry("mine")}, user="U0MALLORY"))
         body = json.loads(response.body)
         assert body["response_action"] == "update" and "only <@U0BOB> may" in body["view"]["blocks"][0]["text"]["text"]
-        assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
+        assert (await rig.ledger.store.get_question(rig.question_id())).status == "pending"  # type: ignore[union-attr]
 
 
 async def test_when_two_people_click_at_once_exactly_one_wins(tmp_path: Path) -> None:
@@ -277,13 +278,13 @@ async def test_when_two_people_click_at_once_exactly_one_wins(tmp_path: Path) ->
             clicks.start_soon(rig.click, block_actions(button("hr.pick.0.1", "1"), ts=TS, user="U0BOB"))
         answer = await asked.answer()
         (told,) = await rig.fake.wait_for("chat.postEphemeral")
-        record = rig.ledger.store.get_question(rig.question_id())
+        record = await rig.ledger.store.get_question(rig.question_id())
         assert record is not None and record.answered_by in ("U0ALICE", "U0BOB")
         loser = "U0BOB" if record.answered_by == "U0ALICE" else "U0ALICE"
         assert told["user"] == loser
         assert told["text"].startswith(f"This question was already answered by <@{record.answered_by}> <!date^")
         assert wire(answer)[0]["selected"] == (["Yes (Recommended)"] if record.answered_by == "U0ALICE" else ["No"])
-        kinds = [event.kind for event in rig.ledger.store.history()]
+        kinds = [event.kind for event in await rig.ledger.store.history()]
         assert kinds.count("answered") == 1 and kinds.count("duplicate") == 1
 
 
@@ -318,7 +319,7 @@ async def test_a_click_the_message_could_not_have_made_changes_nothing(tmp_path:
         await rig.posted()
         assert (await rig.click(block_actions(button("hr.pick.0.7", "7"), ts=TS))).status == 200
         await anyio.sleep(0.05)
-        assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
+        assert (await rig.ledger.store.get_question(rig.question_id())).status == "pending"  # type: ignore[union-attr]
         assert rig.fake.methods() == ["chat.postMessage"]
 
 
@@ -356,7 +357,7 @@ async def test_forms_that_are_not_ours_or_not_current_change_nothing(tmp_path: P
         bad_choice = {"hr.m0.choice": {"choice": {"type": "radio_buttons", "selected_option": {"value": "9"}}}}
         forged = await rig.click(view_submission(ModalRef(question_id, "C0DEPLOY", TS), bad_choice))
         assert (forged.status, forged.body) == (200, "")
-        assert rig.ledger.store.get_question(question_id).status == "pending"  # type: ignore[union-attr]
+        assert (await rig.ledger.store.get_question(question_id)).status == "pending"  # type: ignore[union-attr]
 
 
 async def test_a_reply_in_a_thread_with_two_open_questions_is_asked_which_one_it_answers(tmp_path: Path) -> None:
@@ -365,12 +366,12 @@ async def test_a_reply_in_a_thread_with_two_open_questions_is_asked_which_one_it
         await rig.posted()
         rig.ask(item("Migrate the database?", options=["Yes", "No"]))
         await rig.posted(2)
-        await rig.until(lambda: len(rig.ledger.store.list_questions(channel="slack")) == 2)
+        await rig.until(lambda: len(sync_store(rig.ledger.store).list_questions(channel="slack")) == 2)
         await rig.event(message_event("yes", thread_ts=TS))
         (told,) = await rig.fake.wait_for("chat.postEphemeral")
         assert told["text"].startswith("2 questions are open here:\n1. Deploy v2 to production?\n2. Migrate")
         assert "like `1: yes`" in told["text"]
-        assert rig.ledger.store.count_questions("pending") == 2
+        assert await rig.ledger.store.count_questions("pending") == 2
 
 
 async def test_numbered_lines_answer_several_open_questions_in_one_reply(tmp_path: Path) -> None:
@@ -379,7 +380,7 @@ async def test_numbered_lines_answer_several_open_questions_in_one_reply(tmp_pat
         await rig.posted()
         second = rig.ask(item("Migrate the database?", options=["Yes", "No"]))
         await rig.posted(2)
-        await rig.until(lambda: len(rig.ledger.store.list_questions(channel="slack")) == 2)
+        await rig.until(lambda: len(sync_store(rig.ledger.store).list_questions(channel="slack")) == 2)
         await rig.event(message_event("<@U0BOT> 1: 2\n2: yes", thread_ts=TS))
         assert wire(await first.answer()) == [{"id": "q1", "selected": ["No"]}]
         assert wire(await second.answer()) == [{"id": "q1", "selected": ["Yes"]}]
@@ -391,14 +392,14 @@ async def test_a_reply_linking_to_one_questions_message_answers_that_question(tm
         await rig.posted()
         second = rig.ask(item("Migrate the database?", options=["Yes", "No"]))
         reply_to_second = await rig.posted(2)
-        await rig.until(lambda: len(rig.ledger.store.list_questions(channel="slack")) == 2)
-        delivered = rig.ledger.store.list_questions(channel="slack", newest_first=True)[0]
-        ts = rig.ledger.store.get_delivery(delivered.id, "slack").ref["ts"]  # type: ignore[union-attr]
+        await rig.until(lambda: len(sync_store(rig.ledger.store).list_questions(channel="slack")) == 2)
+        delivered = (await rig.ledger.store.list_questions(channel="slack", newest_first=True))[0]
+        ts = (await rig.ledger.store.get_delivery(delivered.id, "slack")).ref["ts"]  # type: ignore[union-attr]
         link = f"<https://example.slack.com/archives/C0DEPLOY/p{ts.replace('.', '')}>"
         assert reply_to_second["thread_ts"] == TS
         await rig.event(message_event(f"{link} no", thread_ts=TS))
         assert wire(await second.answer()) == [{"id": "q1", "selected": ["No"]}]
-        assert rig.ledger.store.count_questions("pending") == 1
+        assert await rig.ledger.store.count_questions("pending") == 1
 
 
 async def test_a_plain_reply_in_a_dm_answers_the_question_asked_there(tmp_path: Path) -> None:
@@ -406,7 +407,7 @@ async def test_a_plain_reply_in_a_dm_answers_the_question_asked_there(tmp_path: 
         asked = rig.ask(YES_NO)
         post = await rig.posted()
         assert post["channel"] == "D0ALICE"
-        await rig.until(lambda: rig.ledger.store.get_delivery(rig.question_id(), "slack") is not None)
+        await rig.until(lambda: sync_store(rig.ledger.store).get_delivery(rig.question_id(), "slack") is not None)
         await rig.event(message_event("2", channel="D0ALICE", thread_ts=None, channel_type="im"))
         assert wire(await asked.answer()) == [{"id": "q1", "selected": ["No"]}]
 
@@ -437,15 +438,15 @@ async def test_thread_replies_find_questions_asked_before_and_after_the_first_re
         await rig.event(message_event("unrelated chatter", thread_ts="1600000000.000001"))
         asked = rig.ask(YES_NO)
         await rig.posted()
-        await rig.until(lambda: rig.ledger.store.get_delivery(rig.question_id(), "slack") is not None)
+        await rig.until(lambda: sync_store(rig.ledger.store).get_delivery(rig.question_id(), "slack") is not None)
         rig.channel.threads.forget()  # as after a restart
         await rig.event(message_event("no", thread_ts=TS))
         assert wire(await asked.answer()) == [{"id": "q1", "selected": ["No"]}]
         again = rig.ask(YES_NO)
         post = await rig.posted(2)
         assert post["thread_ts"] == TS
-        await rig.until(lambda: len(rig.ledger.store.list_questions(status="pending")) == 1)
-        second = rig.ledger.store.list_questions(status="pending")[0].id
-        await rig.until(lambda: rig.ledger.store.get_delivery(second, "slack") is not None)
+        await rig.until(lambda: len(sync_store(rig.ledger.store).list_questions(status="pending")) == 1)
+        second = (await rig.ledger.store.list_questions(status="pending"))[0].id
+        await rig.until(lambda: sync_store(rig.ledger.store).get_delivery(second, "slack") is not None)
         await rig.event(message_event("yes", thread_ts=TS))
         assert wire(await again.answer()) == [{"id": "q1", "selected": ["Yes (Recommended)"]}]

@@ -50,7 +50,7 @@ async def test_one_person_clicking_approve_twice_counts_once(tmp_path: Path) -> 
         await rig.click(block_actions(approve(), ts=TS, user="U0ALICE"))
         told = await rig.fake.wait_for("chat.postEphemeral", 2)
         assert told[1]["text"] == "You had already approved this: 1 of 2 approvals: <@U0ALICE>."
-        assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
+        assert (await rig.ledger.store.get_question(rig.question_id())).status == "pending"  # type: ignore[union-attr]
 
 
 async def test_a_slack_approval_is_counted_under_the_users_email_address(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ async def test_a_slack_approval_is_counted_under_the_users_email_address(tmp_pat
         await rig.posted()
         await rig.click(block_actions(approve(), ts=TS, user="U0ALICE"))
         await rig.fake.wait_for("chat.postEphemeral")
-        record = rig.ledger.store.get_question(rig.question_id())
+        record = await rig.ledger.store.get_question(rig.question_id())
         assert record is not None and [a.identity for a in record.approvals] == ["alice@example.org"]
 
 

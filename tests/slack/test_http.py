@@ -73,7 +73,7 @@ async def test_a_forged_or_stale_request_is_refused_over_http(tmp_path: Path, fo
         await rig.posted()
         status, _ = await post(session, url, interactive_body(CLICK), **forged(forgery))
         assert status == 401
-        assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
+        assert (await rig.ledger.store.get_question(rig.question_id())).status == "pending"  # type: ignore[union-attr]
 
 
 async def test_an_unsigned_or_tampered_request_is_refused_over_http(tmp_path: Path) -> None:
@@ -87,7 +87,7 @@ async def test_an_unsigned_or_tampered_request_is_refused_over_http(tmp_path: Pa
         tampered = interactive_body(block_actions(button("hr.pick.0.0", "0"), ts=TS))
         async with session.post(url, data=tampered, headers=headers) as r:
             assert r.status == 401
-        assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
+        assert (await rig.ledger.store.get_question(rig.question_id())).status == "pending"  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("forgery", list(FORGERIES))
@@ -97,7 +97,7 @@ async def test_a_forged_or_stale_request_is_refused_by_dispatch(tmp_path: Path, 
         await rig.posted()
         response = await rig.channel.app.async_dispatch(bolt_request(interactive_body(CLICK), **forged(forgery)))
         assert response.status == 401
-        assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
+        assert (await rig.ledger.store.get_question(rig.question_id())).status == "pending"  # type: ignore[union-attr]
 
 
 async def test_a_click_on_a_message_handraise_never_sent_is_answered_politely(tmp_path: Path) -> None:
@@ -119,4 +119,4 @@ async def test_garbage_from_slack_is_acknowledged_and_ignored(tmp_path: Path) ->
         assert (await post(session, url, interactive_body(CLICK | {"user": "U0ALICE"})))[0] == 200
         assert (await post(session, url, "payload=%7Bnot+json"))[0] == 400
         assert (await post(session, url, '{"type": 1'))[0] == 400
-        assert rig.ledger.store.get_question(rig.question_id()).status == "pending"  # type: ignore[union-attr]
+        assert (await rig.ledger.store.get_question(rig.question_id())).status == "pending"  # type: ignore[union-attr]

@@ -105,7 +105,7 @@ async def test_a_failed_post_fails_the_ask_naming_the_channel_and_slacks_error(
         problem = await failure(rig.ask(YES_NO))
         assert problem.code == "DELIVERY_FAILED"
         assert problem.message.startswith(f"slack: cannot post to #deploys: {error} — {advice}")
-        record = rig.ledger.store.get_question(rig.question_id())
+        record = await rig.ledger.store.get_question(rig.question_id())
         assert record is not None and record.status == "failed"
 
 

@@ -17,6 +17,7 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
+from ..bot.fakes import sync_store
 from .payloads import block_actions, button, message_event
 from .records import item
 from .rig import APP_TOKEN, SlackRig, served, slack_rig
@@ -40,7 +41,7 @@ async def ask_next_in_the_thread(rig: SlackRig, count: int) -> Any:
     asked = rig.ask(YES_NO)
     post = await rig.posted(count)
     assert post["thread_ts"] == TS
-    await rig.until(lambda: len(rig.ledger.store.list_questions(channel="slack")) == count)
+    await rig.until(lambda: len(sync_store(rig.ledger.store).list_questions(channel="slack")) == count)
     return asked
 
 

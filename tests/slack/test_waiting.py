@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 import pytest
 
 from bot.slack.render import render_question
+from tests.bot.fakes import sync_store
 
 from .payloads import block_actions, button
 from .records import item, record
@@ -33,7 +34,7 @@ async def test_the_command_lists_the_questions_i_may_answer_with_links(tmp_path:
     async with slack_rig(tmp_path, subscription(responders=["U0ALICE"])) as rig:
         rig.ask(item("Deploy v2 to production?", options=["Yes", "No"]))
         await rig.posted()
-        await rig.until(lambda: rig.ledger.store.get_delivery(rig.question_id(), "slack") is not None)
+        await rig.until(lambda: sync_store(rig.ledger.store).get_delivery(rig.question_id(), "slack") is not None)
         text = await command(rig, "U0ALICE")
         assert text.startswith(
             "*1 question waiting for you:*\n• <https://slack.com/archives/C0DEPLOY/p1700000000000001|"
@@ -46,7 +47,7 @@ async def test_an_answered_question_is_no_longer_listed(tmp_path: Path) -> None:
     async with slack_rig(tmp_path) as rig:
         asked = rig.ask(item(options=["Yes", "No"]))
         await rig.posted()
-        await rig.until(lambda: rig.ledger.store.get_delivery(rig.question_id(), "slack") is not None)
+        await rig.until(lambda: sync_store(rig.ledger.store).get_delivery(rig.question_id(), "slack") is not None)
         await rig.click(block_actions(button("hr.pick.0.0", "0"), ts="1700000000.000001"))
         await asked.answer()
         assert await command(rig, "U0ALICE") == "Nothing is waiting for you in handraise. :tada:"
@@ -67,11 +68,11 @@ async def test_a_user_group_that_cannot_be_read_is_asked_for_once_per_command(tm
         for number in range(3):
             rig.ask(item(f"Question {number}?", options=["Yes", "No"]))
         await rig.posted(3)
-        await rig.until(lambda: len(rig.ledger.store.list_questions(status="pending")) == 3)
+        await rig.until(lambda: len(sync_store(rig.ledger.store).list_questions(status="pending")) == 3)
         await rig.until(
             lambda: all(
-                rig.ledger.store.get_delivery(record.id, "slack") is not None
-                for record in rig.ledger.store.list_questions(status="pending")
+                sync_store(rig.ledger.store).get_delivery(record.id, "slack") is not None
+                for record in sync_store(rig.ledger.store).list_questions(status="pending")
             )
         )
         rig.fake.fail("usergroups.users.list", "missing_scope", times=10)

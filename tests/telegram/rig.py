@@ -17,7 +17,7 @@ from bot.clock import FakeClock
 from bot.ledger import Ledger
 from bot.records import QuestionRecord
 from bot.routing import Router
-from bot.store import Store
+from bot.store_interface import SqliteStore
 from bot.telegram.channel import TelegramChannel
 from bot.telegram.settings import TelegramSettings, TelegramSubscription
 from bot.telegram.transport import make_bot
@@ -31,6 +31,7 @@ from core import (
     UserQuestionService,
 )
 from tests.background_ask import Asked, ask_in_background
+from tests.bot.fakes import sync_store
 
 from .fake_telegram import TOKEN, FakeTelegram, fake_telegram, user
 
@@ -88,7 +89,7 @@ class TelegramRig:
         return ask_in_background(self.tasks, self.ctx, request)
 
     def question_id(self) -> str:
-        return self.ledger.store.list_questions(limit=1)[0].id
+        return sync_store(self.ledger.store).list_questions(limit=1)[0].id
 
     async def until(self, predicate: Any, seconds: float = 5) -> None:
         """Wait for the channel to act on an update (it polls for it first)."""
@@ -128,7 +129,7 @@ async def telegram_rig(
             # After the task group: the base shows a cancelled question's outcome on the way out.
             for rig in started:
                 await rig.channel.close()
-                rig.ledger.store.close()
+                await rig.ledger.store.close()
 
 
 def _start(
@@ -148,7 +149,7 @@ def _start(
     bot = make_bot(TOKEN, fake.url, poll_seconds=1)
     channel = TelegramChannel(settings, bot=bot, poll_seconds=1, sleep=waits, webhook_secret=webhook_secret)
     clock = FakeClock()
-    ledger = Ledger(Store.open(tmp_path / "handraise.db"), clock)
+    ledger = Ledger(SqliteStore.open(tmp_path / "handraise.db"), clock)
     ctx = Context()
     ctx.plugin(AgentRegistry)
     ctx.plugin(UserQuestionService)

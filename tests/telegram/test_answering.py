@@ -193,7 +193,7 @@ async def test_a_tap_on_an_earlier_questions_button_changes_nothing(tmp_path: Pa
         toasts = await rig.fake.wait_for("answerCallbackQuery", 2)
         assert "already answered" in toasts[1]["text"]
         assert not asked.done.is_set()
-        record = rig.ledger.store.get_question(rig.question_id())
+        record = await rig.ledger.store.get_question(rig.question_id())
         assert record is not None and record.partial["env"].selected == ["Staging"]
 
 

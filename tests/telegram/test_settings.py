@@ -11,10 +11,11 @@ from bot.clock import FakeClock
 from bot.config import ConfigError, parse_config
 from bot.kind import BuildContext
 from bot.ledger import Ledger
-from bot.store import Store
+from bot.store_interface import SqliteStore
 from bot.telegram.channel import TelegramChannel
 from bot.telegram.kind import TELEGRAM
 from bot.telegram.settings import TelegramSettings
+from tests.bot.fakes import sync_store
 
 
 def error_for(text: str) -> str:
@@ -71,10 +72,10 @@ def test_the_kind_builds_the_channel_with_its_secrets_from_the_environment(tmp_p
         webhook_secret_env="HOOK",
         api_url="http://127.0.0.1:9",
     )
-    ledger = Ledger(Store.open(tmp_path / "h.db"), FakeClock())
+    ledger = Ledger(SqliteStore.open(tmp_path / "h.db"), FakeClock())
     channel = TELEGRAM.build(settings, BuildContext(ledger, environ={"TELEGRAM_BOT_TOKEN": "1:abc", "HOOK": "s3"}))
     assert isinstance(channel, TelegramChannel)
     assert channel.webhook_secret == "s3"
     assert channel.transport.bot.base_url == "http://127.0.0.1:9/bot1:abc"
     assert [secret for _, secret in TELEGRAM.secrets(settings)] == ["TELEGRAM_BOT_TOKEN", "HOOK"]
-    ledger.store.close()
+    sync_store(ledger.store).close()

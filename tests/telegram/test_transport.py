@@ -55,7 +55,7 @@ async def test_an_unknown_chat_fails_the_ask_naming_telegrams_reason_and_what_to
         assert isinstance(outcome, UserQuestionError) and outcome.code == DeliveryError.code
         assert outcome.message.startswith("telegram: cannot send to @nowhere_at_all: Chat not found")
         assert "the bot must be a member of the group" in outcome.message
-        record = rig.ledger.store.get_question(rig.question_id())
+        record = await rig.ledger.store.get_question(rig.question_id())
         assert record is not None and record.status == "failed"
 
 
@@ -79,7 +79,7 @@ async def test_polling_goes_on_after_telegram_fails_a_poll(tmp_path: Path) -> No
 
 async def _pending_after_a_restart(tmp_path: Path, rig: TelegramRig) -> QuestionRecord:
     record = QuestionRecord(questions=[choice()], origin="api", created_at=rig.clock.now())
-    rig.ledger.store.create_question(record)
+    await rig.ledger.store.create_question(record)
     rig.resume(record)
     await rig.sent()
     return record
@@ -91,7 +91,7 @@ async def test_a_question_pending_over_a_restart_is_answered_on_its_first_messag
             record = await _pending_after_a_restart(tmp_path, first)
             where = await first.sent()
         async with telegram_rig(tmp_path, fake=fake) as second:
-            stored = second.ledger.store.get_question(record.id)
+            stored = await second.ledger.store.get_question(record.id)
             assert stored is not None and stored.status == "pending"
             asked = second.resume(stored)
             press(second, where, ALICE, "Production")
@@ -160,7 +160,7 @@ async def test_garbage_and_hostile_updates_change_nothing_and_polling_goes_on(tm
         forged = rig.fake.tap(*where, ALICE, "t:0:1:3")  # a toggle on a single-select question
         await rig.until(lambda: not rig.fake.updates or rig.fake.updates[0]["update_id"] > forged)
         assert not asked.done.is_set()
-        record = rig.ledger.store.get_question(rig.question_id())
+        record = await rig.ledger.store.get_question(rig.question_id())
         assert record is not None and record.status == "pending"
         press(rig, where, ALICE, "Staging")
         assert (await asked.answer()).answers[0].selected == ["Staging"]

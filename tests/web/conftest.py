@@ -12,6 +12,7 @@ from bot.clock import SystemClock
 from bot.ledger import Ledger
 from bot.routing import Router
 from bot.store import Store
+from bot.store_interface import SqliteStore
 from bot.web import WebInbox
 from bot.web.settings import WebSettings
 from core import Context
@@ -32,7 +33,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 @pytest.fixture
 def ledger(store: Store) -> Ledger:
-    return Ledger(store, SystemClock())
+    return Ledger(SqliteStore(store), SystemClock())
 
 
 @pytest.fixture

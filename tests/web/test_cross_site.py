@@ -120,8 +120,8 @@ async def test_a_page_on_another_origin_cannot_create_read_or_cancel_questions(
     await page.goto(f"{attacker.url}/page")
     result = await page.evaluate(attempts(program.base_url, question_id))
     store = program.installation.store
-    assert store.count_questions() == 1
-    record = store.get_question(question_id)
+    assert await store.count_questions() == 1
+    record = await store.get_question(question_id)
     assert record is not None and record.status == "pending"
     # A no-cors request is sent but its reply is opaque; the others never get past CORS.
     assert result == {
@@ -146,7 +146,7 @@ async def test_a_form_on_another_origin_cannot_create_a_question(
     async with page.expect_response(f"{program.base_url}/v1/questions") as answered:
         await page.goto(f"{attacker.url}/form")
     response = await answered.value
-    assert program.installation.store.count_questions() == 0
+    assert await program.installation.store.count_questions() == 0
     assert response.status == 403
     assert (await response.json())["error"]["code"] == "CROSS_SITE"
 
@@ -171,8 +171,8 @@ async def test_a_rebound_page_cannot_ask_or_read_as_a_same_origin_caller(page: P
     await page.route(f"{rebound}/cats", first_answer)
     await page.goto(f"{rebound}/cats")
     result = await page.evaluate(attempts(rebound, question_id))
-    assert program.installation.store.count_questions() == 1
-    record = program.installation.store.get_question(question_id)
+    assert await program.installation.store.count_questions() == 1
+    record = await program.installation.store.get_question(question_id)
     assert record is not None and record.status == "pending"
     # Same-origin now, so nothing stops the requests in the browser: they all reach the server, which refuses them.
     assert {outcome.split(" ", 1)[0] for outcome in result.values()} == {"421"}, result

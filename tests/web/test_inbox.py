@@ -184,7 +184,7 @@ async def test_a_form_that_does_not_fit_is_shown_again_with_the_reason_and_the_t
 async def test_a_second_answer_is_told_who_answered_first(client: Client, store: Store, ledger: Ledger) -> None:
     record = web_question(store, choice())
     page = await (await client.get("/")).text()
-    ledger.submit(
+    await ledger.submit(
         record.id, {"env": AskUserQuestionAnswerItem(id="env", selected=["staging"])}, by="alice", via="slack"
     )
     response = await answer(client, record.id, [("q0", "other"), ("q0.other", "canary")], csrf=csrf_of(page))
@@ -235,10 +235,10 @@ async def test_history_lists_answered_and_cancelled_questions_with_their_audit_l
     answered = web_question(store, choice(), agent=AgentRef(id="deploy-bot"))
     cancelled = web_question(store, plan())
     web_question(store, item("still-open", question="Still open?"))
-    ledger.submit(
+    await ledger.submit(
         answered.id, {"env": AskUserQuestionAnswerItem(id="env", selected=["production"])}, by="carol", via="email"
     )
-    ledger.resolve(cancelled.id, "cancelled", code="ASK_CANCELLED", message="the agent stopped waiting")
+    await ledger.resolve(cancelled.id, "cancelled", code="ASK_CANCELLED", message="the agent stopped waiting")
     page = await (await client.get("/history")).text()
     assert "Still open?" not in page
     assert "deploy-bot asks" in page and "by carol in email" in page and "<strong>production</strong>" in page

@@ -73,7 +73,9 @@ async def test_a_cancelled_question_is_pushed_as_cancelled(client: Client, ctx: 
 async def test_partial_answers_from_elsewhere_are_pushed(client: Client, store: Store, ledger: Ledger) -> None:
     record = web_question(store, choice(), item("why"))
     stream = await client.get("/events")
-    ledger.save_partial(record.id, AskUserQuestionAnswerItem(id="why", custom="it is Friday"), by="ann", via="slack")
+    await ledger.save_partial(
+        record.id, AskUserQuestionAnswerItem(id="why", custom="it is Friday"), by="ann", via="slack"
+    )
     partial = await next_event(stream)
     assert partial["kind"] == "partial" and "it is Friday" in await card(client, partial["id"])
     stream.close()
@@ -128,9 +130,9 @@ async def test_questions_of_other_channels_are_not_pushed(client: Client, store:
     slack_only = QuestionRecord(questions=[choice()])
     store.create_question(slack_only)
     store.add_delivery(slack_only.id, "slack", "C1:1", {})
-    ledger.resolve(slack_only.id, "cancelled", code="ASK_CANCELLED", message="gone")
+    await ledger.resolve(slack_only.id, "cancelled", code="ASK_CANCELLED", message="gone")
     shown = web_question(store, choice())
-    ledger.resolve(shown.id, "cancelled", code="ASK_CANCELLED", message="gone")
+    await ledger.resolve(shown.id, "cancelled", code="ASK_CANCELLED", message="gone")
     assert (await next_event(stream))["id"] == shown.id
     stream.close()
 
@@ -138,10 +140,10 @@ async def test_questions_of_other_channels_are_not_pushed(client: Client, store:
 async def test_a_reconnecting_page_gets_what_it_missed(client: Client, store: Store, ledger: Ledger) -> None:
     first, second = web_question(store, choice()), web_question(store, choice())
     stream = await client.get("/events")
-    ledger.resolve(first.id, "expired", code="ASK_TIMEOUT", message="late")
+    await ledger.resolve(first.id, "expired", code="ASK_TIMEOUT", message="late")
     seen = await next_event(stream)
     stream.close()
-    ledger.resolve(second.id, "expired", code="ASK_TIMEOUT", message="late")
+    await ledger.resolve(second.id, "expired", code="ASK_TIMEOUT", message="late")
     again = await client.get("/events", headers={"Last-Event-ID": seen["_id"]})
     assert (await next_event(again))["id"] == second.id
     again.close()

@@ -13,6 +13,7 @@ from bot.ledger import Ledger
 from bot.records import AgentRef
 from bot.routing import Router
 from bot.store import Store
+from bot.store_interface import SqliteStore
 from bot.web import WebInbox
 from bot.web.settings import WebSettings, WebSubscription
 from core import Context
@@ -65,7 +66,7 @@ async def test_a_subscription_with_its_own_responders_overrides_the_inbox_wide_l
 
 
 async def test_two_approvals_in_the_inbox_show_progress_then_answer(store: Store) -> None:
-    ledger = Ledger(store, SystemClock())
+    ledger = Ledger(SqliteStore(store), SystemClock())
     inbox = WebInbox(ledger, WebSettings(subscriptions=[WebSubscription(responders=["@team.org"], approvals=2)]))
     ctx = make_context()
     install_channel(ctx, inbox, Router(["web"], {"web": inbox.settings.subscriptions}), ledger)
