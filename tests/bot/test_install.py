@@ -9,6 +9,8 @@ import pytest
 
 import bot
 from bot.config import ConfigError
+from bot.program import running
+from bot.store_interface import SqliteStore
 from core import (
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,
@@ -59,3 +61,15 @@ def test_a_channel_this_version_cannot_run_is_a_config_error(tmp_path: Path) -> 
     )
     with pytest.raises(ConfigError, match="fax channel is not available"):
         bot.install(make_context(), config)
+
+
+async def test_the_program_runs_on_a_store_opened_before_it_and_leaves_it_open(tmp_path: Path) -> None:
+    given = SqliteStore.open(tmp_path / "given.db")  # as a PostgreSQL store is opened, before anything installs
+    try:
+        async with running(config_for(tmp_path), channels=[RecordingChannel("web")], store=given) as program:
+            assert program.installation.store is given
+            record = await program.remote.ask([QUESTION], None)
+        assert (await given.get_question(record.id)) is not None  # still open: the caller closes what it opened
+        assert not (tmp_path / "handraise.db").exists()  # the configured file was never opened
+    finally:
+        await given.close()
