@@ -1,0 +1,501 @@
+"""The store on PostgreSQL, for several `handraise serve` replicas sharing one database.
+
+The contracts are those of the SQLite store (`bot.store.Store`), checked by the same tests: the first resolution
+wins by a conditional `UPDATE … WHERE status = 'pending'`; read-modify-write calls lock their row first
+(`FOR NO KEY UPDATE`, which leaves the audit log's foreign-key checks free to run); every call is one transaction.
+Connections come from a pool that replaces broken ones, so a database that went away and came back is used again
+without a restart; while it is away, calls raise StoreUnavailable within the configured timeout.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any, LiteralString, cast, get_args
+
+import psycopg
+from psycopg import AsyncConnection, AsyncCursor, sql
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
+
+from bot.records import (
+    Approval,
+    AuditEvent,
+    AuditKind,
+    Delivery,
+    QuestionRecord,
+    QuestionStatus,
+    Resolution,
+    utc_now,
+)
+from bot.store import REMIND_AT_KEY, REMINDED_KEY, SEEN_EVENTS_KEPT
+from bot.store_pg_errors import describe, failure, unreachable
+from bot.store_pg_schema import (
+    AUDIT_LOCK,
+    SCHEMA_VERSION,
+    current_version,
+    keep,
+    keep_optional,
+    migrate,
+    restore,
+    restore_optional,
+)
+from bot.store_schema import StoreError, StoreUnavailable
+from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
+
+_AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
+
+DEFAULT_TIMEOUT = 5.0
+"""Seconds a call waits for a connection (and a new connection for the server) before StoreUnavailable."""
+
+
+def _record_json(record: QuestionRecord) -> str:
+    # by_alias: the questions and answers inside are kept in their camelCase wire form, as the SQLite store does.
+    return record.model_dump_json(by_alias=True, exclude_none=True)
+
+
+class PostgresStore:
+    """The handraise store on PostgreSQL. Open with `await PostgresStore.open(url)`; share one per process."""
+
+    def __init__(self, pool: AsyncConnectionPool[Any], target: str, secret: str, timeout: float) -> None:
+        """Use `PostgresStore.open`; this only wraps a pool on a migrated database."""
+        self._pool = pool
+        self._target = target
+        self._secret = secret
+        self._timeout = timeout
+
+    @classmethod
+    async def open(
+        cls, url: str, *, wait_seconds: float = DEFAULT_TIMEOUT, max_connections: int = 10, name: str = "handraise"
+    ) -> PostgresStore:
+        """Connect to the database at `url`, migrate it, and return the store.
+
+        Raises StoreUnavailable when the server cannot be reached or refuses the login or the database (the message
+        names `host:port/dbname` and what to do, never the password), and StoreError for an invalid URL, a database
+        written by a newer handraise or one holding another application's tables.
+        """
+        target = describe(url)
+        secret = str(conninfo_to_dict(url).get("password") or "")
+        connect_timeout = max(2, round(wait_seconds))  # libpq counts whole seconds, at least two
+        options: dict[str, Any] = {"autocommit": True, "connect_timeout": connect_timeout}
+        try:
+            first = await AsyncConnection.connect(url, **options)
+        except psycopg.Error as error:
+            raise StoreUnavailable(unreachable(target, error, secret)) from None
+        try:
+            await migrate(first, target)
+        except psycopg.Error as error:
+            raise failure(target, error, secret) from None
+        finally:
+            await first.close()
+        pool = AsyncConnectionPool(
+            url,
+            kwargs=options,
+            min_size=1,
+            max_size=max_connections,
+            open=False,
+            # A connection the server dropped (a restart) is found out before it is handed out, not by a failed call.
+            check=AsyncConnectionPool.check_connection,
+            timeout=wait_seconds,
+            # Give up a failing reconnection soon: the next call starts a fresh one at once, so a database that is
+            # back is used within a call, not after an exponential backoff of minutes.
+            reconnect_timeout=2 * wait_seconds,
+            name=name,
+        )
+        try:
+            await pool.open(wait=True, timeout=wait_seconds)
+        except PoolTimeout:
+            await pool.close()
+            raise StoreUnavailable(f"{target} accepted one connection but not the pool's; try again") from None
+        return cls(pool, target, secret, wait_seconds)
+
+    @property
+    def description(self) -> str:
+        return self._target
+
+    async def schema_version(self) -> int:
+        async with self._connection() as db:
+            return await current_version(db) or 0
+
+    async def close(self) -> None:
+        """Close the pool. Idempotent; any later call raises StoreError."""
+        await self._pool.close()
+
+    async def durable(self) -> None:
+        """At once: a PostgreSQL COMMIT is durable when it returns (synchronous_commit, the server's default)."""
+
+    async def integrity_ok(self) -> bool:
+        """Whether the database answers and is at the schema this handraise knows."""
+        return await self.schema_version() == SCHEMA_VERSION
+
+    # -- questions -------------------------------------------------------------------------------------------------
+
+    async def create_question(self, record: QuestionRecord) -> None:
+        agent_id = record.agent.id if record.agent else None
+        async with self._transaction() as db:
+            cursor = await db.execute(
+                "INSERT INTO questions (id, created_at, agent_id, status, record_json) VALUES (%s, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO NOTHING",
+                (keep(record.id), record.created_at, keep_optional(agent_id), record.status, _record_json(record)),
+            )
+            if cursor.rowcount != 1:
+                raise StoreError(f"question {record.id} already exists in the store")
+            detail = {"agent": agent_id, "questions": [item.id for item in record.questions]}
+            await self._append(db, record.id, "asked", None, None, detail)
+
+    async def get_question(self, id: str) -> QuestionRecord | None:
+        async with self._connection() as db:
+            return await _fetch_question(db, id)
+
+    async def list_questions(
+        self,
+        *,
+        status: QuestionStatus | None = None,
+        agent_id: str | None = None,
+        channel: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        newest_first: bool = True,
+    ) -> list[QuestionRecord]:
+        where, params = _where(
+            ("q.status = %s", status),
+            ("q.agent_id = %s", keep_optional(agent_id)),
+            (
+                "EXISTS (SELECT 1 FROM deliveries d WHERE d.question_id = q.id AND d.channel = %s)",
+                keep_optional(channel),
+            ),
+        )
+        order = sql.SQL("DESC" if newest_first else "ASC")
+        query = sql.SQL(
+            "SELECT record_json FROM questions q WHERE {} ORDER BY q.created_at {}, q.n {} "
+            "LIMIT greatest(%s, 0) OFFSET greatest(%s, 0)"
+        ).format(where, order, order)
+        async with self._connection() as db:
+            cursor = await db.execute(query, (*params, limit, offset))
+            rows = await cursor.fetchall()
+        return [QuestionRecord.model_validate_json(row[0]) for row in rows]
+
+    async def count_questions(self, status: QuestionStatus | None = None, *, channel: str | None = None) -> int:
+        where, params = _where(
+            ("q.status = %s", status),
+            (
+                "EXISTS (SELECT 1 FROM deliveries d WHERE d.question_id = q.id AND d.channel = %s)",
+                keep_optional(channel),
+            ),
+        )
+        async with self._connection() as db:
+            cursor = await db.execute(sql.SQL("SELECT count(*) FROM questions q WHERE {}").format(where), params)
+            row = await cursor.fetchone()
+        return int(row[0]) if row is not None else 0
+
+    async def save_partial(
+        self, id: str, item: AskUserQuestionAnswerItem, *, actor: str | None, channel: str
+    ) -> QuestionRecord:
+        async with self._transaction() as db:
+            record = await _require_question(db, id, lock=True)
+            if item.id not in {question.id for question in record.questions}:
+                raise ValueError(f"question {id} has no question with id {item.id!r}")
+            if record.status != "pending":
+                detail = {"partial": item.to_wire(), "status": record.status}
+                await self._append(db, id, "duplicate", channel, actor, detail)
+                return record
+            updated = record.model_copy(update={"partial": record.partial | {item.id: item}})
+            await _write_record(db, updated)
+            await self._append(db, id, "partial", channel, actor, {"item": item.to_wire()})
+            return updated
+
+    async def add_approval(self, id: str, approval: Approval) -> tuple[QuestionRecord, bool]:
+        async with self._transaction() as db:
+            record = await _require_question(db, id, lock=True)
+            if record.status != "pending":
+                detail = {"approval": approval.identity, "status": record.status}
+                await self._append(db, id, "duplicate", approval.via, approval.by, detail)
+                return record, False
+            if any(earlier.identity == approval.identity for earlier in record.approvals):
+                return record, False
+            updated = record.model_copy(update={"approvals": [*record.approvals, approval]})
+            await _write_record(db, updated)
+            detail = {"identity": approval.identity, "count": len(updated.approvals)}
+            await self._append(db, id, "approved", approval.via, approval.by, detail)
+            return updated, True
+
+    async def resolve(
+        self,
+        id: str,
+        status: QuestionStatus,
+        *,
+        answer: AskUserQuestionAnswer | None = None,
+        by: str | None = None,
+        via: str | None = None,
+        error_code: str | None = None,
+        error_message: str | None = None,
+        seen: QuestionRecord | None = None,
+    ) -> Resolution:
+        if status == "pending":
+            raise ValueError("resolve needs a final status, not 'pending'")
+        if (answer is not None) != (status == "answered"):
+            raise ValueError("an answer is required for status 'answered' and only for it")
+        answer_wire = answer.to_wire() if answer is not None else None
+        async with self._transaction() as db:
+            # The row lock makes a second resolver wait for the first to commit, then read what it wrote.
+            record = await _require_question(db, id, seen, lock=True)
+            update: dict[str, Any] = {"status": status, "answer": answer, "answered_by": by, "answered_via": via}
+            update |= {"resolved_at": utc_now(), "error_code": error_code, "error_message": error_message}
+            resolved = record.model_copy(update=update)
+            # The lock already serialises resolvers; the status guard keeps the rule in the statement itself.
+            cursor = await db.execute(
+                "UPDATE questions SET status = %s, record_json = %s WHERE id = %s AND status = 'pending'",
+                (status, _record_json(resolved), keep(id)),
+            )
+            won = cursor.rowcount == 1
+            if won:
+                record = resolved
+                detail = (
+                    {"code": error_code, "message": error_message} if answer_wire is None else {"answer": answer_wire}
+                )
+                await self._append(db, id, cast(AuditKind, status), via, by, detail)
+            elif answer_wire is not None:
+                await self._append(db, id, "duplicate", via, by, {"attempted": answer_wire, "status": record.status})
+            return Resolution(won=won, record=record)
+
+    # -- deliveries ------------------------------------------------------------------------------------------------
+
+    async def add_delivery(self, question_id: str, channel: str, key: str, ref: dict[str, Any]) -> Delivery:
+        stored = json.dumps(ref)
+        delivery = Delivery(question_id=question_id, channel=channel, key=key, ref=json.loads(stored))
+        async with self._transaction() as db:
+            await _require_exists(db, question_id)
+            try:
+                # A savepoint, so that a key taken by another question ends this statement only, with a clear error.
+                async with db.connection.transaction():
+                    await db.execute(
+                        "INSERT INTO deliveries (question_id, channel, key, ref_json, created_at) "
+                        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (question_id, channel) DO UPDATE "
+                        "SET key = excluded.key, ref_json = excluded.ref_json, created_at = excluded.created_at",
+                        (keep(question_id), keep(channel), keep(key), stored, delivery.created_at),
+                    )
+            except psycopg.errors.UniqueViolation:
+                raise StoreError(f"{channel} delivery key {key!r} is already used by another question") from None
+            await self._append(db, question_id, "delivered", channel, None, {"key": key})
+        return delivery
+
+    async def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
+        async with self._transaction() as db:
+            record = await _require_question(db, question_id, lock=True)
+            cursor = await db.execute(
+                "SELECT ref_json FROM deliveries WHERE question_id = %s AND channel = %s",
+                (keep(question_id), keep(channel)),
+            )
+            row = await cursor.fetchone()
+            if record.status != "pending" or row is None:
+                return None
+            ref = json.loads(row[0])
+            count = int(ref.get(REMINDED_KEY, 0)) + 1
+            when = next_at.astimezone(UTC).isoformat(timespec="microseconds")  # as the SQLite store writes it
+            ref |= {REMINDED_KEY: count, REMIND_AT_KEY: when}
+            await db.execute(
+                "UPDATE deliveries SET ref_json = %s WHERE question_id = %s AND channel = %s",
+                (json.dumps(ref), keep(question_id), keep(channel)),
+            )
+            updated = record.model_copy(update={"reminders": record.reminders + 1})
+            await _write_record(db, updated)
+            await self._append(db, question_id, "reminded", channel, None, {"count": count, "next": when})
+            return updated
+
+    async def get_delivery(self, question_id: str, channel: str) -> Delivery | None:
+        found = await self._deliveries("question_id = %s AND channel = %s", question_id, channel)
+        return next(iter(found), None)
+
+    async def has_delivery(self, question_id: str, channel: str) -> bool:
+        async with self._connection() as db:
+            cursor = await db.execute(
+                "SELECT 1 FROM deliveries WHERE question_id = %s AND channel = %s", (keep(question_id), keep(channel))
+            )
+            return await cursor.fetchone() is not None
+
+    async def find_delivery(self, channel: str, key: str) -> Delivery | None:
+        return next(iter(await self._deliveries("channel = %s AND key = %s", channel, key)), None)
+
+    async def deliveries(self, question_id: str) -> list[Delivery]:
+        return await self._deliveries("question_id = %s", question_id)
+
+    async def _deliveries(self, where: LiteralString, *params: str) -> list[Delivery]:
+        query = sql.SQL(
+            "SELECT question_id, channel, key, ref_json, created_at FROM deliveries WHERE {} ORDER BY created_at, n"
+        ).format(sql.SQL(where))
+        async with self._connection() as db:
+            cursor = await db.execute(query, [keep(param) for param in params])
+            rows = await cursor.fetchall()
+        return [
+            Delivery(
+                question_id=restore(question_id),
+                channel=restore(channel),
+                key=restore(key),
+                ref=json.loads(ref),
+                created_at=created_at,
+            )
+            for question_id, channel, key, ref, created_at in rows
+        ]
+
+    # -- audit -----------------------------------------------------------------------------------------------------
+
+    async def audit(
+        self,
+        question_id: str,
+        kind: AuditKind,
+        *,
+        channel: str | None = None,
+        actor: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> AuditEvent:
+        async with self._transaction() as db:
+            await _require_exists(db, question_id)
+            return _event_from_row(await self._append(db, question_id, kind, channel, actor, detail or {}))
+
+    async def history(
+        self,
+        *,
+        question_id: str | None = None,
+        agent_id: str | None = None,
+        kinds: Collection[AuditKind] | None = None,
+        limit: int = 200,
+        after_seq: int = 0,
+    ) -> list[AuditEvent]:
+        if kinds is not None and not kinds:
+            return []
+        where, params = _where(
+            ("a.seq > %s", after_seq),
+            ("a.question_id = %s", keep_optional(question_id)),
+            ("a.question_id IN (SELECT id FROM questions WHERE agent_id = %s)", keep_optional(agent_id)),
+            ("a.kind = ANY(%s)", list(kinds) if kinds else None),
+        )
+        query = sql.SQL(
+            "SELECT seq, at, question_id, kind, channel, actor, detail_json FROM audit a WHERE {} "
+            "ORDER BY a.seq LIMIT greatest(%s, 0)"
+        ).format(where)
+        async with self._connection() as db:
+            cursor = await db.execute(query, (*params, limit))
+            rows = await cursor.fetchall()
+        return [_event_from_row(row) for row in rows]
+
+    # -- events received ---------------------------------------------------------------------------------------------
+
+    async def first_sight(self, channel: str, key: str, *, now: datetime | None = None) -> bool:
+        moment = now or utc_now()
+        async with self._transaction() as db:
+            await db.execute("DELETE FROM seen_events WHERE seen_at < %s", (moment - SEEN_EVENTS_KEPT,))
+            cursor = await db.execute(
+                "INSERT INTO seen_events (channel, key, seen_at) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                (keep(channel), keep(key), moment),
+            )
+            return cursor.rowcount == 1
+
+    # -- plumbing --------------------------------------------------------------------------------------------------
+
+    async def _append(
+        self,
+        db: AsyncCursor[Any],
+        question_id: str,
+        kind: AuditKind,
+        channel: str | None,
+        actor: str | None,
+        detail: dict[str, Any],
+    ) -> tuple[Any, ...]:
+        """Insert one audit row, the transaction's last write; returns it as a later read would.
+
+        A sequence hands out numbers at insert, not at commit: without the lock, a reader paging by `after_seq`
+        could see event 8 committed before event 7 and never come back for 7. Held from here to the commit, it
+        makes the audit log's commit order its `seq` order (writers queue only for this last step).
+        """
+        if kind not in _AUDIT_KINDS:
+            raise ValueError(f"unknown audit kind {kind!r}")
+        at = utc_now()
+        detail_json = json.dumps(detail)
+        await db.execute("SELECT pg_advisory_xact_lock(%s, %s)", AUDIT_LOCK)
+        cursor = await db.execute(
+            "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) VALUES (%s, %s, %s, %s, %s, %s) "
+            "RETURNING seq",
+            (at, keep(question_id), kind, keep_optional(channel), keep_optional(actor), detail_json),
+        )
+        row = await cursor.fetchone()
+        assert row is not None
+        return (row[0], at, keep(question_id), kind, keep_optional(channel), keep_optional(actor), detail_json)
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """A pooled connection in autocommit, for one-statement reads."""
+        try:
+            async with self._pool.connection() as db:
+                yield db
+        except PoolTimeout:
+            raise StoreUnavailable(
+                f"{self._target} did not give handraise a connection within {self._timeout:g} s; nothing was "
+                "recorded. Check that PostgreSQL is running and reachable: handraise carries on once it is"
+            ) from None
+        except PoolClosed:
+            raise StoreError(f"the handraise store at {self._target} is closed") from None
+        except psycopg.Error as error:
+            raise failure(self._target, error, self._secret) from None
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[AsyncCursor[Any]]:
+        """One transaction, committed when the block ends and rolled back on any error."""
+        async with self._connection() as db, db.transaction(), db.cursor() as cursor:
+            yield cursor
+
+
+def _where(*filters: tuple[LiteralString, Any]) -> tuple[sql.Composable, list[Any]]:
+    """AND together the `(sql, param)` filters whose parameter is not None (None means "any")."""
+    active: list[tuple[LiteralString, Any]] = [(clause, param) for clause, param in filters if param is not None]
+    return sql.SQL(" AND ").join([sql.SQL("TRUE"), *(sql.SQL(clause) for clause, _ in active)]), [
+        param for _, param in active
+    ]
+
+
+async def _fetch_question(
+    db: AsyncConnection[Any] | AsyncCursor[Any], id: str, seen: QuestionRecord | None = None, *, lock: bool = False
+) -> QuestionRecord | None:
+    query: LiteralString = "SELECT record_json FROM questions WHERE id = %s"
+    cursor = await db.execute(query + " FOR NO KEY UPDATE" if lock else query, (keep(id),))
+    row = await cursor.fetchone()
+    if row is None:
+        return None
+    # Serialising is several times cheaper than parsing and validating: reuse what the caller holds if it is current.
+    if seen is not None and seen.id == id and _record_json(seen) == row[0]:
+        return seen
+    return QuestionRecord.model_validate_json(row[0])
+
+
+async def _require_question(
+    db: AsyncCursor[Any], id: str, seen: QuestionRecord | None = None, *, lock: bool = False
+) -> QuestionRecord:
+    record = await _fetch_question(db, id, seen, lock=lock)
+    if record is None:
+        raise StoreError(f"no question {id} in the store")
+    return record
+
+
+async def _require_exists(db: AsyncCursor[Any], id: str) -> None:
+    # Without reading the record: a question can be megabytes, and only its existence matters here.
+    cursor = await db.execute("SELECT 1 FROM questions WHERE id = %s", (keep(id),))
+    if await cursor.fetchone() is None:
+        raise StoreError(f"no question {id} in the store")
+
+
+async def _write_record(db: AsyncCursor[Any], record: QuestionRecord) -> None:
+    await db.execute("UPDATE questions SET record_json = %s WHERE id = %s", (_record_json(record), keep(record.id)))
+
+
+def _event_from_row(row: tuple[Any, ...]) -> AuditEvent:
+    seq, at, question_id, kind, channel, actor, detail = row
+    return AuditEvent(
+        seq=seq,
+        at=at,
+        question_id=restore(question_id),
+        kind=kind,
+        channel=restore_optional(channel),
+        actor=restore_optional(actor),
+        detail=json.loads(detail),
+    )

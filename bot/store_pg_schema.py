@@ -1,0 +1,150 @@
+"""The PostgreSQL store's schema, its migrations, and the messages for a database handraise cannot use.
+
+`MIGRATIONS[n]` takes the version in `handraise_schema_version` from n to n + 1; only ever append. Several replicas
+starting at once migrate once: each migrates inside one transaction holding a transaction-level advisory lock, and
+reads the version only after taking it. A database written by a newer handraise, or one with tables but no handraise
+marker (another application's), is refused instead of altered.
+"""
+
+from __future__ import annotations
+
+import re
+
+import psycopg
+from psycopg import sql
+
+from bot.store_schema import APPLICATION_ID, StoreError
+
+MIGRATIONS: tuple[str, ...] = (
+    # Records are kept as JSON text, as in the SQLite store, not jsonb: nothing queries inside them, text keeps the
+    # exact bytes written (the store compares them to skip re-parsing a record), and text accepts the \u0000 escape
+    # that jsonb refuses. `n` orders rows inserted in the same microsecond, as SQLite's rowid does.
+    """
+    CREATE TABLE questions (
+        id text PRIMARY KEY,
+        n bigint GENERATED ALWAYS AS IDENTITY,
+        created_at timestamptz NOT NULL,
+        agent_id text,
+        status text NOT NULL,
+        record_json text NOT NULL
+    );
+    CREATE INDEX questions_by_time ON questions (created_at, n);
+    CREATE INDEX questions_by_status ON questions (status, created_at);
+    CREATE INDEX questions_by_agent ON questions (agent_id, created_at) WHERE agent_id IS NOT NULL;
+    CREATE TABLE deliveries (
+        question_id text NOT NULL REFERENCES questions (id) ON DELETE CASCADE,
+        channel text NOT NULL,
+        key text NOT NULL,
+        ref_json text NOT NULL,
+        created_at timestamptz NOT NULL,
+        n bigint GENERATED ALWAYS AS IDENTITY,
+        PRIMARY KEY (question_id, channel),
+        CONSTRAINT deliveries_by_key UNIQUE (channel, key)
+    );
+    CREATE TABLE audit (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at timestamptz NOT NULL,
+        question_id text NOT NULL REFERENCES questions (id),
+        kind text NOT NULL,
+        channel text,
+        actor text,
+        detail_json text NOT NULL
+    );
+    CREATE INDEX audit_by_question ON audit (question_id, seq);
+    CREATE FUNCTION handraise_audit_is_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'the audit log is append-only';
+    END
+    $$;
+    CREATE TRIGGER audit_no_change BEFORE UPDATE OR DELETE ON audit
+        FOR EACH ROW EXECUTE FUNCTION handraise_audit_is_append_only();
+    CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit
+        FOR EACH STATEMENT EXECUTE FUNCTION handraise_audit_is_append_only();
+    CREATE TABLE seen_events (
+        channel text NOT NULL,
+        key text NOT NULL,
+        seen_at timestamptz NOT NULL,
+        PRIMARY KEY (channel, key)
+    );
+    CREATE INDEX seen_events_by_time ON seen_events (seen_at);
+    """,
+)
+"""Schema migrations; `MIGRATIONS[n]` takes the stored version from n to n + 1. Only ever append."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+MARKER = "handraise_schema_version"
+"""The table that marks a database as handraise's and holds its schema version (one row)."""
+
+MIGRATION_LOCK = (APPLICATION_ID, 1)
+"""The advisory lock (two int4 keys) that serialises migrations between replicas."""
+AUDIT_LOCK = (APPLICATION_ID, 2)
+"""The advisory lock held from an audit insert to its commit: see `PostgresStore._append`."""
+
+
+def keep(value: str) -> str:
+    """A key or name as a text column holds it: PostgreSQL text refuses NUL, which SQLite keeps. The escape is
+    injective (backslash doubled, NUL as backslash-zero), so lookups still match exactly; plain values are unchanged."""
+    if "\\" not in value and "\x00" not in value:
+        return value
+    return value.replace("\\", "\\\\").replace("\x00", "\\0")
+
+
+def restore(value: str) -> str:
+    if "\\" not in value:
+        return value
+    return re.sub(r"\\(.)", lambda match: "\x00" if match[1] == "0" else match[1], value, flags=re.DOTALL)
+
+
+def keep_optional(value: str | None) -> str | None:
+    return None if value is None else keep(value)
+
+
+def restore_optional(value: str | None) -> str | None:
+    return None if value is None else restore(value)
+
+
+async def current_version(db: psycopg.AsyncConnection) -> int | None:
+    """The stored schema version, or None when the database has no handraise marker."""
+    cursor = await db.execute("SELECT to_regclass(%s) IS NOT NULL", (MARKER,))
+    row = await cursor.fetchone()
+    if row is None or not row[0]:
+        return None
+    cursor = await db.execute(sql.SQL("SELECT version FROM {}").format(sql.Identifier(MARKER)))
+    row = await cursor.fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+async def migrate(db: psycopg.AsyncConnection, target: str) -> int:
+    """Bring the database to SCHEMA_VERSION in one transaction; returns the version it found.
+
+    Raises StoreError for a database written by a newer handraise or one that holds another application's tables.
+    """
+    async with db.transaction():
+        await db.execute("SELECT pg_advisory_xact_lock(%s, %s)", MIGRATION_LOCK)
+        found = await current_version(db)
+        if found is None:
+            cursor = await db.execute(
+                "SELECT count(*) FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace "
+                "WHERE s.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"
+            )
+            row = await cursor.fetchone()
+            if row is not None and row[0] > 0:
+                raise StoreError(
+                    f"PostgreSQL at {target} holds tables that are not a handraise store; "
+                    "give handraise a database of its own (createdb handraise)"
+                )
+            await db.execute(sql.SQL("CREATE TABLE {} (version integer NOT NULL)").format(sql.Identifier(MARKER)))
+            await db.execute(sql.SQL("INSERT INTO {} VALUES (0)").format(sql.Identifier(MARKER)))
+        version = found or 0
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"PostgreSQL at {target} was written by a newer handraise (schema {version}, this one knows "
+                f"{SCHEMA_VERSION}); upgrade handraise"
+            )
+        for script in MIGRATIONS[version:]:
+            # No parameters: psycopg sends the script as one simple query, several statements at once.
+            await db.execute(script.encode())
+        if version < SCHEMA_VERSION:
+            await db.execute(sql.SQL("UPDATE {} SET version = %s").format(sql.Identifier(MARKER)), (SCHEMA_VERSION,))
+    return version
