@@ -1,0 +1,185 @@
+"""What only the PostgreSQL store has: a URL, a server that can be unreachable or go away and come back, a database
+that may belong to someone else. The shared contract is in test_store_contract.py."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+
+import psycopg
+import pytest
+
+from bot.store_pg import PostgresStore
+from bot.store_pg_schema import MARKER, SCHEMA_VERSION
+from bot.store_schema import StoreError, StoreUnavailable
+from tests.postgres_server import PASSWORD, PostgresServer, free_port
+
+from .store_backends import record
+
+pytestmark = pytest.mark.anyio
+
+
+def database_of(url: str) -> str:
+    return url.rsplit("/", 1)[1]
+
+
+@pytest.fixture
+async def store(postgres_url: str) -> AsyncIterator[PostgresStore]:
+    opened = await PostgresStore.open(postgres_url, wait_seconds=2)
+    yield opened
+    await opened.close()
+
+
+def raw(server: PostgresServer, url: str) -> psycopg.Connection:
+    return server.admin(database_of(url))
+
+
+# -- opening ---------------------------------------------------------------------------------------------------------
+
+
+async def test_the_description_names_host_port_and_database_only(store: PostgresStore, postgres_url: str) -> None:
+    host_port = postgres_url.split("@", 1)[1]
+    assert store.description == f"PostgreSQL at {host_port}"
+
+
+async def test_a_closed_port_at_open_is_unavailable_naming_the_database_not_the_password(
+    postgres_server: PostgresServer,
+) -> None:
+    port = free_port()
+    with pytest.raises(StoreUnavailable) as raised:
+        await PostgresStore.open(postgres_server.url("handraise", port=port), wait_seconds=2)
+    message = raised.value.message
+    assert raised.value.code == "STORE_UNAVAILABLE"
+    assert f"PostgreSQL at 127.0.0.1:{port}/handraise" in message
+    assert "running" in message
+    assert PASSWORD not in message
+
+
+async def test_a_wrong_password_is_unavailable_saying_to_check_the_credentials(
+    postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    wrong = "not-" + secrets.token_hex(8)
+    with pytest.raises(StoreUnavailable) as raised:
+        await PostgresStore.open(postgres_server.url(database_of(postgres_url), password=wrong), wait_seconds=2)
+    message = raised.value.message
+    assert "user and password" in message
+    assert wrong not in message and PASSWORD not in message
+
+
+async def test_a_missing_database_is_unavailable_saying_to_create_it(postgres_server: PostgresServer) -> None:
+    with pytest.raises(StoreUnavailable, match="createdb") as raised:
+        await PostgresStore.open(postgres_server.url("no_such_db"), wait_seconds=2)
+    assert f"127.0.0.1:{postgres_server.port}/no_such_db" in raised.value.message
+
+
+async def test_a_host_that_does_not_resolve_is_unavailable_by_name() -> None:
+    with pytest.raises(StoreUnavailable, match=r"nosuch\.invalid:5432/handraise"):
+        await PostgresStore.open("postgresql://u:secret-pw@nosuch.invalid/handraise", wait_seconds=2)
+
+
+@pytest.mark.parametrize("url", ["postgresql://[::1", "postgresql://h/db?sslmode=sideways", "not a url = = ="])
+async def test_a_garbage_url_is_a_store_error_without_the_url(url: str) -> None:
+    with pytest.raises(StoreError) as raised:
+        await PostgresStore.open(url, wait_seconds=2)
+    assert url not in raised.value.message
+
+
+async def test_a_database_written_by_a_newer_handraise_is_refused(
+    store: PostgresStore, postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    with raw(postgres_server, postgres_url) as db:
+        db.execute(f"UPDATE {MARKER} SET version = %s", (SCHEMA_VERSION + 1,))  # type: ignore[arg-type]
+    with pytest.raises(StoreError, match="upgrade handraise") as raised:
+        await PostgresStore.open(postgres_url, wait_seconds=2)
+    assert raised.value.code == "STORE"
+
+
+async def test_another_applications_database_is_refused_and_left_alone(
+    postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    with raw(postgres_server, postgres_url) as db:
+        db.execute("CREATE TABLE notes (body text)")
+    with pytest.raises(StoreError, match="not a handraise store"):
+        await PostgresStore.open(postgres_url, wait_seconds=2)
+    with raw(postgres_server, postgres_url) as db:
+        tables = db.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
+    assert tables == [("notes",)]
+
+
+async def test_a_fresh_database_is_at_the_latest_schema(store: PostgresStore) -> None:
+    assert await store.schema_version() == SCHEMA_VERSION
+    assert await store.integrity_ok()
+
+
+# -- what is stored --------------------------------------------------------------------------------------------------
+
+
+async def test_questions_are_kept_in_their_camel_case_wire_form(
+    store: PostgresStore, postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    original = record()
+    await store.create_question(original)
+    with raw(postgres_server, postgres_url) as db:
+        row = db.execute("SELECT record_json FROM questions WHERE id = %s", (original.id,)).fetchone()
+    assert row is not None and '"multiSelect":true' in row[0] and "multi_select" not in row[0]
+
+
+@pytest.mark.parametrize("statement", ["UPDATE audit SET actor = 'mallory'", "DELETE FROM audit", "TRUNCATE audit"])
+async def test_the_audit_log_refuses_updates_and_deletes(
+    store: PostgresStore, postgres_server: PostgresServer, postgres_url: str, statement: str
+) -> None:
+    await store.create_question(record())
+    before = await store.history()
+    with raw(postgres_server, postgres_url) as db, pytest.raises(psycopg.Error, match="append-only"):
+        db.execute(statement)  # type: ignore[arg-type]
+    assert await store.history() == before
+
+
+async def test_a_key_too_long_for_an_index_is_a_store_error_and_records_nothing(store: PostgresStore) -> None:
+    original = record()
+    await store.create_question(original)
+    key = secrets.token_hex(20_000)  # random: PostgreSQL cannot compress it under its index entry limit
+    with pytest.raises(StoreError, match="too long") as raised:
+        await store.add_delivery(original.id, "slack", key, {})
+    assert not isinstance(raised.value, StoreUnavailable)
+    assert await store.deliveries(original.id) == []
+
+
+# -- a server that goes away -----------------------------------------------------------------------------------------
+
+
+async def test_a_stopped_server_is_unavailable_at_once_and_used_again_once_back(
+    postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    store = await PostgresStore.open(postgres_url, wait_seconds=0.5)
+    try:
+        kept = record()
+        await store.create_question(kept)
+        postgres_server.stop()
+        try:
+            with pytest.raises(StoreUnavailable) as raised:
+                await store.create_question(record())
+            assert store.description in raised.value.message
+            assert PASSWORD not in raised.value.message
+            with pytest.raises(StoreUnavailable):
+                await store.get_question(kept.id)
+        finally:
+            postgres_server.start()
+        assert await store.get_question(kept.id) == kept
+        later = record()
+        await store.create_question(later)
+        assert await store.count_questions() == 2
+    finally:
+        await store.close()
+
+
+async def test_a_restart_between_calls_is_not_noticed(postgres_server: PostgresServer, postgres_url: str) -> None:
+    store = await PostgresStore.open(postgres_url, wait_seconds=2)
+    try:
+        kept = record()
+        await store.create_question(kept)
+        postgres_server.stop()
+        postgres_server.start()
+        assert await store.get_question(kept.id) == kept
+    finally:
+        await store.close()
