@@ -118,8 +118,8 @@ def parse_config(
     base = os.path.dirname(os.path.abspath(path)) if path is not None else os.getcwd()
     if config.store.path == ":memory:":  # SQLite's in-memory database is not a file
         return config
-    store = StoreSettings(path=os.path.normpath(os.path.join(base, os.path.expanduser(config.store.path))))
-    return config.model_copy(update={"store": store})
+    path = os.path.normpath(os.path.join(base, os.path.expanduser(config.store.path)))
+    return config.model_copy(update={"store": config.store.model_copy(update={"path": path})})
 
 
 def resolve_secret(env_name: str, environ: Mapping[str, str] | None = None) -> str:
@@ -146,6 +146,8 @@ def required_environment(config: Config, kinds: KindRegistry | None = None) -> I
         from bot.kinds import KINDS as kinds
     if config.server.api_token_env is not None:
         yield ("server", "api_token_env"), config.server.api_token_env
+    if config.store.url_env is not None:
+        yield ("store", "url_env"), config.store.url_env
     for name in config.answerers:
         kind, settings = kinds.get(name), config.channel(name)
         if kind is not None and settings is not None:

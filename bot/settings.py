@@ -256,9 +256,12 @@ class ServerSettings(Table):
 
 
 class StoreSettings(Table):
-    """Where pending questions and the audit log live (SQLite); load_config makes a relative path absolute."""
+    """Where pending questions and the audit log live: a SQLite file (`path`; load_config makes a relative path
+    absolute), or PostgreSQL when `url_env` names the environment variable holding its `postgresql://` URL (the URL
+    carries a password, so it never goes in the file). Several `serve` replicas can share one PostgreSQL database."""
 
     path: str = Field(default="handraise.db", min_length=1)
+    url_env: EnvName | None = None
 
 
 class Config(Table):

@@ -476,3 +476,21 @@ def test_remind_max_without_remind_every_is_refused_rather_than_ignored() -> Non
 def test_approvals_written_as_a_string_is_refused() -> None:
     err = error_for('[[web.subscriptions]]\nresponders = ["alice"]\napprovals = "2"\n')
     assert str(err).startswith("config.toml:3: web.subscriptions[0].approvals: ")
+
+
+def test_store_url_env_names_the_variable_and_keeps_the_sqlite_path() -> None:
+    text = '[store]\npath = "/var/lib/handraise.db"\nurl_env = "HANDRAISE_DATABASE_URL"\n'
+    config = parse_config(text, environ={"HANDRAISE_DATABASE_URL": "postgresql://h/db"})
+    assert (config.store.url_env, config.store.path) == ("HANDRAISE_DATABASE_URL", "/var/lib/handraise.db")
+
+
+def test_store_url_env_must_be_set_when_the_environment_is_checked() -> None:
+    with pytest.raises(ConfigError, match="HANDRAISE_DATABASE_URL is not set") as raised:
+        parse_config('[store]\nurl_env = "HANDRAISE_DATABASE_URL"\n', environ={})
+    assert raised.value.key == "store.url_env"
+
+
+def test_a_url_written_into_url_env_is_refused_as_not_a_variable_name() -> None:
+    with pytest.raises(ConfigError, match="not an environment variable name") as raised:
+        parse_config('[store]\nurl_env = "postgresql://u:pw@h/db"\n', environ={})
+    assert raised.value.key == "store.url_env"
