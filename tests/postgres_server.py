@@ -49,8 +49,10 @@ def server_binaries() -> Path:
 class PostgresServer:
     """One PostgreSQL cluster in a temporary directory; `stop()` and `start()` again keep its port and its data."""
 
-    def __init__(self, binaries: Path) -> None:
+    def __init__(self, binaries: Path, *, durable: bool = False) -> None:
+        """`durable` keeps PostgreSQL's fsync on, for benchmarks; tests run without it."""
         self.binaries = binaries
+        self.durable = durable
         self.host = "127.0.0.1"
         self.port = free_port()
         self._names = count(1)
@@ -91,8 +93,7 @@ class PostgresServer:
             f"-p {self.port}",
             f"-k {self.root}",
             "-c listen_addresses=127.0.0.1",
-            "-c fsync=off",
-            "-c full_page_writes=off",
+            *([] if self.durable else ["-c fsync=off", "-c full_page_writes=off"]),
             "-c max_connections=200",
             "-c shared_buffers=16MB",
         ]

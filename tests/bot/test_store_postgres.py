@@ -6,11 +6,12 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator
 
+import anyio
 import psycopg
 import pytest
 
 from bot.store_pg import PostgresStore
-from bot.store_pg_schema import MARKER, SCHEMA_VERSION
+from bot.store_pg_schema import AUDIT_LOCK, MARKER, SCHEMA_VERSION
 from bot.store_schema import StoreError, StoreUnavailable
 from tests.postgres_server import PASSWORD, PostgresServer, free_port
 
@@ -183,3 +184,29 @@ async def test_a_restart_between_calls_is_not_noticed(postgres_server: PostgresS
         assert await store.get_question(kept.id) == kept
     finally:
         await store.close()
+
+
+async def test_an_audit_event_waits_for_an_earlier_uncommitted_one_so_seq_order_is_commit_order(
+    store: PostgresStore, postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    original = record()
+    await store.create_question(original)
+    with raw(postgres_server, postgres_url) as other, raw(postgres_server, postgres_url) as watcher:
+        # Another replica's audit insert, taken as far as just before its COMMIT.
+        other.execute("BEGIN")
+        other.execute(
+            "INSERT INTO audit (at, question_id, kind, detail_json) SELECT now(), %s, 'escalated', '{}' "
+            "FROM pg_advisory_xact_lock(%s, %s) RETURNING seq",
+            (original.id, *AUDIT_LOCK),
+        )
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: store.audit(original.id, "reminded"))
+            with anyio.fail_after(10):
+                while not watcher.execute(
+                    "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = "
+                    "(SELECT oid FROM pg_database WHERE datname = current_database())"
+                ).fetchone():
+                    await anyio.sleep(0.01)  # the store's call is queued behind the open transaction
+            assert [event.kind for event in await store.history()] == ["asked"]
+            other.execute("COMMIT")
+    assert [event.kind for event in await store.history()] == ["asked", "escalated", "reminded"]
