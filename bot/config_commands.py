@@ -15,7 +15,6 @@ from bot.asking import agent_labels
 from bot.config import Config, ConfigError, load_config
 from bot.records import AgentRef, AuditEvent
 from bot.store import StoreError
-from bot.store_interface import SqliteStore
 
 DEFAULT_CONFIG_NAME = "config.toml"
 
@@ -100,7 +99,9 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 async def read_history(config: Config, args: argparse.Namespace) -> list[AuditEvent]:
-    store = SqliteStore.open(config.store.path)
+    from bot.store_open import open_store
+
+    store = await open_store(config)
     try:
         return await store.history(agent_id=args.agent, question_id=args.question, limit=args.limit)
     finally:

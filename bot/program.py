@@ -25,6 +25,7 @@ from bot.mcp_server.relay import ProgramRelay
 from bot.mcp_server.tools import QuestionTools, Timing
 from bot.remote import RemoteQuestions
 from bot.store_interface import AsyncStore
+from bot.store_open import open_store
 from bot.tasks import TaskBag
 from core import AgentRegistry, Context, ErrorCode, UserQuestionService
 
@@ -134,18 +135,26 @@ async def running(
 
 
 async def serve(config: Config, *, on_ready: Callable[[Running], None] | None = None) -> None:
-    """Run until SIGINT or SIGTERM."""
+    """Run until SIGINT or SIGTERM, on the store the config names (SQLite, or PostgreSQL with `[store] url_env`).
+
+    Raises the store's StoreError when it cannot be opened, before anything starts.
+    """
     raise_open_files_limit()
     throttle_flood_logs()
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with running(config) as program:
-            _tune_garbage_collection()
-            if on_ready is not None:
-                on_ready(program)
-            async for received in signals:
-                log.info("received %s; stopping (pending questions stay in the store)", received.name)
-                _stop_collecting_garbage()
-                break
+    store = await open_store(config)
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with running(config, store=store) as program:
+                _tune_garbage_collection()
+                if on_ready is not None:
+                    on_ready(program)
+                async for received in signals:
+                    log.info("received %s; stopping (pending questions stay in the store)", received.name)
+                    _stop_collecting_garbage()
+                    break
+    finally:
+        with anyio.CancelScope(shield=True):
+            await store.close()
 
 
 GC_THRESHOLD = (20_000, 20, 10)
