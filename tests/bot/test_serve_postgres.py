@@ -10,6 +10,7 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -153,7 +154,7 @@ def test_serve_answers_503_while_postgresql_is_down_and_carries_on_once_it_is_ba
     assert [row[0] for row in rows] == asked
 
 
-def post(port: int, body: dict[str, object]) -> tuple[int, str]:
+def post(port: int, body: Any) -> tuple[int, str]:
     sent = urllib.request.Request(
         f"http://127.0.0.1:{port}/v1/questions",
         data=json.dumps(body).encode(),
