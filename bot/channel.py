@@ -23,6 +23,7 @@ from bot.durations import format_duration
 from bot.errors import BotErrorCode, HandraiseError
 from bot.ledger import Ledger, PendingQuestion
 from bot.records import AgentRef, Delivery, QuestionRecord
+from bot.replica import Alone, Leadership
 from bot.replies import APPROVALS_KEY, RESPONDERS_KEY, Replies
 from bot.routing import Route, Router
 from bot.store import REMIND_AT_KEY, REMINDED_KEY
@@ -69,6 +70,8 @@ class Channel(ABC):
 
     def __init__(self) -> None:
         self._replies: Replies | None = None
+        self.leadership: Leadership = Alone()
+        """Runs what only one replica may run at a time (a mailbox watcher); the program sets its replica here."""
 
     def attach(self, replies: Replies) -> None:
         """Called when installed: people's replies are handed to `replies`."""
@@ -218,7 +221,10 @@ class ChannelAnswerer:
         await self.ledger.clock.sleep_until(when)
         if pending.resolved.is_set():
             return
-        await self.ledger.store.audit(pending.id, "escalated", channel=self.name)
+        # Escalated once per question: after a restart, or on the replica that took the question over, the next
+        # channel is only resumed (it finds its earlier delivery instead of sending again).
+        if await self.ledger.store.fire_once(pending.id, f"escalate:{self.name}"):
+            await self.ledger.store.audit(pending.id, "escalated", channel=self.name)
         try:
             await next_()
         except UserQuestionError as failure:

@@ -23,7 +23,9 @@ from bot.installation import Installation, install
 from bot.mcp_server.http import McpEndpoint
 from bot.mcp_server.relay import ProgramRelay
 from bot.mcp_server.tools import QuestionTools, Timing
+from bot.records import QuestionRecord
 from bot.remote import RemoteQuestions
+from bot.replica import LeaseLost, Replica, replica_for
 from bot.store_interface import AsyncStore
 from bot.store_open import open_store
 from bot.tasks import TaskBag
@@ -50,14 +52,16 @@ class Running:
     remote: RemoteQuestions
     ctx: Context
     waiting: WaitingCap
+    replica: Replica
 
 
-async def abandon_local_questions(installation: Installation) -> int:
-    """In-process questions left pending by a previous run have no caller any more: close them, visibly."""
+async def abandon_local_questions(installation: Installation, claimed: list[QuestionRecord]) -> int:
+    """In-process questions among those claimed (left pending by a previous run or a dead replica) have no caller
+    any more: close them, visibly. A live replica's own are never claimed, so never closed."""
     ledger = installation.ledger
     count = 0
-    for record in await ledger.store.list_questions(status="pending", limit=1_000_000):
-        if record.origin == "local":
+    for record in claimed:
+        if record.origin == "local" and record.status == "pending":
             await ledger.resolve(
                 record.id, "cancelled", code=ErrorCode.ASK_CANCELLED, message="the asking process ended", via="bot"
             )
@@ -88,6 +92,8 @@ async def running(
     assert isinstance(installation, Installation)
     runner: web.AppRunner | None = None
     waits = TaskBag()
+    replica: Replica | None = None
+    lease_lost: list[LeaseLost] = []
     try:
         token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
         cap = WaitingCap.within_open_files(config.server.max_waiting)
@@ -113,21 +119,47 @@ async def running(
             ) from None
         deepen_listen_queue(site)
         base_url = _base_url(runner, config)
+        replica = replica_for(installation.ledger.store, config.store.lease_seconds)
+        await replica.start()
+        log.info("replica %s on %s", replica.id, installation.ledger.store.description)
+        for channel in installation.channels:
+            channel.leadership = replica
+        lease_lost: list[LeaseLost] = []
+
+        async def take_over(claimed: list[QuestionRecord]) -> None:
+            await abandon_local_questions(installation, claimed)
+            remote.resume(claimed)
+
+        async def keep_replica() -> None:
+            try:
+                await replica.run(take_over)
+            except LeaseLost as lost:
+                lease_lost.append(lost)  # fail-stop: raised once everything here has stopped
+                tasks.cancel_scope.cancel()
+
         async with anyio.create_task_group() as tasks:
-            await abandon_local_questions(installation)
-            resumed = await remote.resume_pending()
+            claimed = await replica.claim()
+            await abandon_local_questions(installation, claimed)
+            resumed = remote.resume(claimed)
+            tasks.start_soon(keep_replica)
             tasks.start_soon(installation.run)
             try:
                 async with mcp.running():
-                    yield Running(base_url, installation.links(base_url), resumed, installation, remote, ctx, cap)
+                    yield Running(
+                        base_url, installation.links(base_url), resumed, installation, remote, ctx, cap, replica
+                    )
             finally:
                 # Stopping is not the agents' cancelling: their questions stay pending for the next run.
                 installation.ledger.close()
                 tasks.cancel_scope.cancel()
+        if lease_lost:
+            raise lease_lost[0]
     finally:
         with anyio.CancelScope(shield=True):
             installation.ledger.close()
             await waits.close()
+            if replica is not None and not lease_lost:
+                await replica.close()  # only now: this replica's waterfalls have stopped
             await installation.close()
             if runner is not None:
                 await runner.cleanup()

@@ -67,9 +67,9 @@ class RemoteQuestions:
         self._start(record, new=True)
         return record
 
-    async def resume_pending(self) -> int:
-        """Start waiting again for every pending API question in the store; returns how many."""
-        records = await self._ledger.store.list_questions(status="pending", newest_first=False, limit=1_000_000)
+    def resume(self, records: list[QuestionRecord]) -> int:
+        """Start waiting again for the pending API questions among `records` (this replica's, from the store: after
+        a restart, or taken over from a dead replica); returns how many. Channels find their earlier deliveries."""
         resumed = 0
         for record in records:
             if record.origin == "api" and record.id not in self._running:

@@ -262,6 +262,9 @@ class StoreSettings(Table):
 
     path: str = Field(default="handraise.db", min_length=1)
     url_env: EnvName | None = None
+    lease_seconds: float = Field(default=15, ge=0.3, le=3600)
+    """PostgreSQL only: a replica renews its lease every third of this; one silent for longer is taken for dead and
+    another replica takes over its pending questions, its mailbox watcher and its Telegram polling."""
 
 
 class Config(Table):

@@ -392,6 +392,20 @@ class Store:
             )
             return cursor.rowcount == 1
 
+    def fire_once(self, question_id: str, name: str) -> bool:
+        """Record that the timer `name` (e.g. "escalate:slack") fired for the question: True the first time only,
+        also after a restart and from another process, so a timer acts once per question.
+
+        Raises StoreError for an unknown question.
+        """
+        with self._write() as db:
+            if db.execute("SELECT 1 FROM questions WHERE id = ?", (question_id,)).fetchone() is None:
+                raise StoreError(f"no question {question_id} in the store")
+            cursor = db.execute(
+                "INSERT INTO fired VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (question_id, name, _ts(utc_now()))
+            )
+            return cursor.rowcount == 1
+
     # -- plumbing --------------------------------------------------------------------------------------------------
 
     def _append(

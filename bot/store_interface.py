@@ -105,6 +105,8 @@ class AsyncStore(Protocol):
 
     async def first_sight(self, channel: str, key: str, *, now: datetime | None = None) -> bool: ...
 
+    async def fire_once(self, question_id: str, name: str) -> bool: ...
+
 
 class SqliteStore:
     """The embedded default: `bot.store.Store` behind the asynchronous interface.
@@ -240,3 +242,6 @@ class SqliteStore:
 
     async def first_sight(self, channel: str, key: str, *, now: datetime | None = None) -> bool:
         return self.sync.first_sight(channel, key, now=now)
+
+    async def fire_once(self, question_id: str, name: str) -> bool:
+        return self.sync.fire_once(question_id, name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Collection
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, LiteralString, cast, get_args
 
@@ -59,12 +59,16 @@ def _record_json(record: QuestionRecord) -> str:
 class PostgresStore:
     """The handraise store on PostgreSQL. Open with `await PostgresStore.open(url)`; share one per process."""
 
-    def __init__(self, pool: AsyncConnectionPool[Any], target: str, secret: str, timeout: float) -> None:
+    def __init__(self, pool: AsyncConnectionPool[Any], url: str, target: str, secret: str, timeout: float) -> None:
         """Use `PostgresStore.open`; this only wraps a pool on a migrated database."""
         self._pool = pool
+        self._url = url
         self._target = target
         self._secret = secret
         self._timeout = timeout
+        self.owner: str | None = None
+        """The replica that owns the questions this store creates (`bot.replica_pg` sets it); None: no owner yet,
+        so the first replica to look claims them."""
 
     @classmethod
     async def open(
@@ -109,7 +113,7 @@ class PostgresStore:
         except PoolTimeout:
             await pool.close()
             raise StoreUnavailable(f"{target} accepted one connection but not the pool's; try again") from None
-        return cls(pool, target, secret, wait_seconds)
+        return cls(pool, url, target, secret, wait_seconds)
 
     @property
     def description(self) -> str:
@@ -136,9 +140,16 @@ class PostgresStore:
         agent_id = record.agent.id if record.agent else None
         async with self._transaction() as db:
             cursor = await db.execute(
-                "INSERT INTO questions (id, created_at, agent_id, status, record_json) VALUES (%s, %s, %s, %s, %s) "
-                "ON CONFLICT (id) DO NOTHING",
-                (keep(record.id), record.created_at, keep_optional(agent_id), record.status, _record_json(record)),
+                "INSERT INTO questions (id, created_at, agent_id, status, record_json, owner) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                (
+                    keep(record.id),
+                    record.created_at,
+                    keep_optional(agent_id),
+                    record.status,
+                    _record_json(record),
+                    self.owner,
+                ),
             )
             if cursor.rowcount != 1:
                 raise StoreError(f"question {record.id} already exists in the store")
@@ -391,6 +402,31 @@ class PostgresStore:
                 (keep(channel), keep(key), moment),
             )
             return cursor.rowcount == 1
+
+    async def fire_once(self, question_id: str, name: str) -> bool:
+        async with self._transaction() as db:
+            await _require_exists(db, question_id)
+            cursor = await db.execute(
+                "INSERT INTO fired (question_id, name, at) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                (keep(question_id), keep(name), utc_now()),
+            )
+            return cursor.rowcount == 1
+
+    # -- for replicas (`bot.replica_pg`) -----------------------------------------------------------------------------
+
+    def transaction(self) -> AbstractAsyncContextManager[AsyncCursor[Any]]:
+        """One transaction on a pooled connection, with the store's errors (StoreUnavailable while it is away)."""
+        return self._transaction()
+
+    async def dedicated_connection(self) -> AsyncConnection[Any]:
+        """A new autocommit connection outside the pool, for what lives as long as a connection (session advisory
+        locks). Raises StoreUnavailable when the server cannot be reached."""
+        try:
+            return await AsyncConnection.connect(
+                self._url, autocommit=True, connect_timeout=max(2, round(self._timeout))
+            )
+        except psycopg.Error as error:
+            raise StoreUnavailable(unreachable(self._target, error, self._secret)) from None
 
     # -- plumbing --------------------------------------------------------------------------------------------------
 

@@ -68,6 +68,24 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX seen_events_by_time ON seen_events (seen_at);
     """,
+    # Replicas: each `serve` process keeps its row's lease alive; `questions.owner` names the replica running the
+    # question's waterfall, and a live replica claims the pending questions of a dead one. `fired` records timers
+    # that act once per question (escalation), whichever replica runs them.
+    """
+    CREATE TABLE replicas (
+        id text PRIMARY KEY,
+        started_at timestamptz NOT NULL,
+        alive_until timestamptz NOT NULL
+    );
+    ALTER TABLE questions ADD COLUMN owner text;
+    CREATE INDEX questions_pending_by_owner ON questions (owner, created_at) WHERE status = 'pending';
+    CREATE TABLE fired (
+        question_id text NOT NULL REFERENCES questions (id) ON DELETE CASCADE,
+        name text NOT NULL,
+        at timestamptz NOT NULL,
+        PRIMARY KEY (question_id, name)
+    );
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes the stored version from n to n + 1. Only ever append."""
 
@@ -80,6 +98,8 @@ MIGRATION_LOCK = (APPLICATION_ID, 1)
 """The advisory lock (two int4 keys) that serialises migrations between replicas."""
 AUDIT_LOCK = (APPLICATION_ID, 2)
 """The advisory lock held from an audit insert to its commit: see `PostgresStore._append`."""
+LEADER_LOCKS = APPLICATION_ID + 1
+"""The first key of the session advisory locks that elect one replica for a singleton (`bot.replica_pg`)."""
 
 
 def keep(value: str) -> str:

@@ -101,6 +101,16 @@ MIGRATIONS: tuple[str, ...] = (
     DROP INDEX questions_by_agent;
     CREATE INDEX questions_by_agent ON questions (agent_id, created_at) WHERE agent_id IS NOT NULL;
     """,
+    # Timers that must act once per question (escalation): a row per (question, timer) that fired, so a restart, or
+    # another replica taking the question over, does not fire it again.
+    """
+    CREATE TABLE fired (
+        question_id TEXT NOT NULL REFERENCES questions (id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (question_id, name)
+    ) WITHOUT ROWID;
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes `PRAGMA user_version` from n to n + 1. Only ever append."""
 

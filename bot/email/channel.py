@@ -204,7 +204,11 @@ class EmailChannel(Channel):
             self.watcher = ImapWatcher(
                 self.settings.imap, self.imap_password or "", self._watched, **self.watcher_options
             )
-            await self.watcher.run()
+            # One watcher per mailbox across replicas: another replica's takes over when this one's goes.
+            imap = self.settings.imap
+            await self.leadership.run_alone(
+                f"imap {imap.username}@{imap.host}:{imap.port}/{imap.mailbox}", self.watcher.run
+            )
         finally:
             with anyio.move_on_after(5, shield=True):  # a polite QUIT, but shutdown does not wait on a stuck server
                 await self.sender.aclose()

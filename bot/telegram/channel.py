@@ -170,7 +170,11 @@ class TelegramChannel(Channel):
                 self.transport, lambda: self.transport.set_webhook(url, secret), "set the webhook"
             )
             return
-        await updates.poll(self.transport, self.handle, self.poll_seconds)
+        # Telegram refuses a second long poll for the same bot: one replica polls, another takes over when it goes.
+        await self.leadership.run_alone(
+            f"telegram polling {self.settings.bot_token_env}",
+            lambda: updates.poll(self.transport, self.handle, self.poll_seconds),
+        )
 
     def add_routes(self, app: web.Application) -> None:
         """Serve Telegram's webhook at `/telegram/webhook` (webhook mode)."""

@@ -1,0 +1,119 @@
+"""Which `serve` process runs what, when several share one store: each pending question is owned by one live
+replica, and singletons (a mailbox watcher, Telegram long polling) run on one replica at a time.
+
+`Replica` is the interface the program and the channels use. `SingleProcess` is the SQLite default: the only
+process, so it owns every question and always leads, with no heartbeat; it behaves exactly as one process did before
+replicas existed. `bot.replica_pg` coordinates replicas on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol, cast
+
+import anyio
+
+from bot.records import QuestionRecord
+from bot.store_interface import AsyncStore
+from bot.store_schema import StoreError
+
+if TYPE_CHECKING:
+    from bot.store_pg import PostgresStore
+
+Claimed = Callable[[list[QuestionRecord]], Awaitable[None]]
+"""Called with pending questions this replica has just taken over (from a dead replica, or a previous run)."""
+
+
+class LeaseLost(StoreError):
+    """This replica's lease ran out before it could renew it: another replica may already run its questions, so it
+    stops rather than run them twice."""
+
+    code = "LEASE_LOST"
+
+
+def new_replica_id() -> str:
+    """A short random name for one `serve` process, e.g. `r-3f9a1c`; logged at start and stored as question owner."""
+    return f"r-{secrets.token_hex(3)}"
+
+
+class Replica(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    async def start(self) -> None:
+        """Join: from now on the questions this process creates are this replica's."""
+        ...
+
+    async def claim(self) -> list[QuestionRecord]:
+        """Take over the pending questions nobody alive runs; returns them (the caller resumes them)."""
+        ...
+
+    async def run(self, claimed: Claimed) -> None:
+        """Keep this replica alive and take over orphans as they appear, until cancelled. Raises LeaseLost."""
+        ...
+
+    async def run_alone(self, name: str, body: Callable[[], Awaitable[None]]) -> None:
+        """Run `body` while this replica is the one replica running `name`; wait while another one is, and take over
+        when it goes. Until cancelled."""
+        ...
+
+    async def close(self) -> None:
+        """Stopping cleanly: let another replica take this one's questions at once rather than after its lease."""
+        ...
+
+
+class SingleProcess:
+    """The one process on a SQLite store: owns every pending question (claimed once, at start) and always leads."""
+
+    def __init__(self, store: AsyncStore, replica_id: str | None = None) -> None:
+        self._store = store
+        self._id = replica_id or new_replica_id()
+        self._claimed = False
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    async def start(self) -> None:
+        return None
+
+    async def claim(self) -> list[QuestionRecord]:
+        if self._claimed:
+            return []
+        self._claimed = True
+        return await self._store.list_questions(status="pending", newest_first=False, limit=1_000_000)
+
+    async def run(self, claimed: Claimed) -> None:
+        await anyio.sleep_forever()
+
+    async def run_alone(self, name: str, body: Callable[[], Awaitable[None]]) -> None:
+        await body()
+
+    async def close(self) -> None:
+        return None
+
+
+def replica_for(store: AsyncStore, lease_seconds: float) -> Replica:
+    """This process's part: one of several replicas on PostgreSQL, the only process on SQLite."""
+    # Not imported for SQLite (psycopg takes a fifth of a second): a store can only be a PostgresStore once it is.
+    store_pg = sys.modules.get("bot.store_pg")
+    if store_pg is not None and isinstance(store, store_pg.PostgresStore):
+        from bot.replica_pg import PostgresReplica
+
+        return PostgresReplica(cast("PostgresStore", store), lease_seconds)
+    return SingleProcess(store)
+
+
+class Leadership(Protocol):
+    """What a channel needs of its replica: run a singleton on one replica at a time."""
+
+    async def run_alone(self, name: str, body: Callable[[], Awaitable[None]]) -> None: ...
+
+
+class Alone:
+    """The leadership of a process that is the only one: run at once."""
+
+    async def run_alone(self, name: str, body: Callable[[], Awaitable[None]]) -> None:
+        await body()
