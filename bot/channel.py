@@ -223,7 +223,8 @@ class ChannelAnswerer:
             return
         # Escalated once per question: after a restart, or on the replica that took the question over, the next
         # channel is only resumed (it finds its earlier delivery instead of sending again).
-        if await self.ledger.store.fire_once(pending.id, f"escalate:{self.name}"):
+        first = await self.ledger.store.fire_once(pending.id, f"escalate:{self.name}")
+        if first:
             await self.ledger.store.audit(pending.id, "escalated", channel=self.name)
         try:
             await next_()
@@ -233,7 +234,7 @@ class ChannelAnswerer:
             elif not pending.resolved.is_set():
                 log.warning("question %s: escalation from %s failed: %s", pending.id, self.name, failure.message)
             detail = {"code": failure.code, "message": failure.message}
-            if not pending.resolved.is_set():
+            if first and not pending.resolved.is_set():
                 detail |= {"escalation": True}
                 await self.ledger.store.audit(pending.id, "failed", channel=self.name, detail=detail)
         except Exception:

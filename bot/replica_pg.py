@@ -93,18 +93,32 @@ class PostgresReplica:
             )
 
     async def run(self, claimed: Claimed) -> None:
+        lost: list[LeaseLost] = []
         async with anyio.create_task_group() as group:
-            group.start_soon(self._keep_alive)
-            while True:
-                await anyio.sleep(self.claim_every)
+
+            async def keep_alive() -> None:
                 try:
-                    found = await self.claim()
-                except StoreUnavailable as down:
-                    log.warning("replica %s cannot look for orphaned questions: %s", self._id, down.message)
-                    continue
-                if found:
-                    log.info("replica %s took over %d pending question(s)", self._id, len(found))
-                    await claimed(found)
+                    await self._keep_alive()
+                except LeaseLost as error:
+                    lost.append(error)  # raised as itself below, not inside an exception group
+                    group.cancel_scope.cancel()
+
+            group.start_soon(keep_alive)
+            await self._claim_orphans(claimed)
+        if lost:
+            raise lost[0]
+
+    async def _claim_orphans(self, claimed: Claimed) -> None:
+        while True:
+            await anyio.sleep(self.claim_every)
+            try:
+                found = await self.claim()
+            except StoreUnavailable as down:
+                log.warning("replica %s cannot look for orphaned questions: %s", self._id, down.message)
+                continue
+            if found:
+                log.info("replica %s took over %d pending question(s)", self._id, len(found))
+                await claimed(found)
 
     async def _keep_alive(self) -> None:
         while True:
