@@ -564,6 +564,55 @@ async def test_one_event_seen_by_separate_stores_at_once_is_new_to_one(store: As
     assert sorted(fresh) == [False, False, False, True]
 
 
+# -- timers that act once ------------------------------------------------------------------------------------------
+
+
+async def test_a_timer_fires_once_per_question_and_name(store: AsyncStore) -> None:
+    first, second = record(), record()
+    for one in (first, second):
+        await store.create_question(one)
+    assert await store.fire_once(first.id, "escalate:slack")
+    assert not await store.fire_once(first.id, "escalate:slack")
+    assert await store.fire_once(first.id, "escalate:email")
+    assert await store.fire_once(second.id, "escalate:slack")
+
+
+async def test_a_fired_timer_is_remembered_by_another_store(store: AsyncStore, reopen: Opener) -> None:
+    original = record()
+    await store.create_question(original)
+    assert await store.fire_once(original.id, "escalate:slack")
+    assert not await (await reopen()).fire_once(original.id, "escalate:slack")
+
+
+async def test_one_timer_fired_by_separate_stores_at_once_fires_in_one(store: AsyncStore, reopen: Opener) -> None:
+    original = record()
+    await store.create_question(original)
+    stores = [store, *[await reopen() for _ in range(3)]]
+    fired: list[bool] = []
+
+    async def fire(mine: AsyncStore) -> None:
+        fired.append(await mine.fire_once(original.id, "escalate:slack"))
+
+    async with anyio.create_task_group() as group:
+        for mine in stores:
+            group.start_soon(fire, mine)
+    assert sorted(fired) == [False, False, False, True]
+
+
+async def test_a_timer_of_an_unknown_question_is_refused(store: AsyncStore) -> None:
+    with pytest.raises(StoreError, match="q_missing"):
+        await store.fire_once("q_missing", "escalate:slack")
+
+
+@pytest.mark.parametrize("name", ["'; DROP TABLE fired; -- \\0 %s ?", "nul\x00name"], ids=["hostile", "nul"])
+async def test_hostile_timer_names_fire_once(store: AsyncStore, name: str) -> None:
+    original = record()
+    await store.create_question(original)
+    assert await store.fire_once(original.id, name)
+    assert not await store.fire_once(original.id, name)
+    assert await store.fire_once(original.id, name + "x")
+
+
 # -- opening ---------------------------------------------------------------------------------------------------------
 
 
