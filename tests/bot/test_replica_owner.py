@@ -17,11 +17,12 @@ from bot.config import Config
 from bot.program import Running, running
 from bot.records import AgentRef, AuditKind, QuestionRecord
 from bot.replica import LeaseLost
+from bot.store_interface import AsyncStore
 from bot.store_pg import PostgresStore
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionOption
 
 from .fakes import RecordingChannel
-from .program_rig import config_for
+from .program_rig import config_for, program
 
 pytestmark = pytest.mark.anyio
 
@@ -112,11 +113,11 @@ async def until_held(by: Replica, question_id: str) -> None:
             await anyio.sleep(0.05)
 
 
-async def kinds(store: PostgresStore, question_id: str) -> list[AuditKind]:
+async def kinds(store: AsyncStore, question_id: str) -> list[AuditKind]:
     return [event.kind for event in await store.history(question_id=question_id)]
 
 
-async def until_recorded(store: PostgresStore, question_id: str, kind: AuditKind, count: int = 1) -> None:
+async def until_recorded(store: AsyncStore, question_id: str, kind: AuditKind, count: int = 1) -> None:
     with anyio.fail_after(5):
         while (await kinds(store, question_id)).count(kind) < count:
             await anyio.sleep(0.02)
@@ -214,3 +215,27 @@ async def test_a_replica_whose_lease_ran_out_stops_with_lease_lost(tmp_path: Pat
         with anyio.fail_after(5 * LEASE):
             await a.stopped.wait()
     assert a.lost is not None and f"replica {a.id} could not renew its lease" in a.lost.message
+
+
+async def test_a_restarted_single_process_on_sqlite_does_not_escalate_twice(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = config_for(tmp_path, '[[web.subscriptions]]\nescalate_after = "30m"\n')
+    clock = FakeClock()
+    tried = "escalated but no later answerer takes it"
+    async with program(config, clock=clock) as (first, _):
+        record = await first.remote.ask([QUESTION], AgentRef(id="deployer"))
+        await until_recorded(first.installation.ledger.store, record.id, "delivered")
+        await clock.advance(timedelta(minutes=30))
+        await until_logged(caplog, tried, 1)
+    async with program(config, clock=FakeClock(clock.now())) as (second, _):
+        assert second.resumed == 1
+        await until_logged(caplog, tried, 2)  # the resumed waterfall reached the escalation again
+        events = await kinds(second.installation.ledger.store, record.id)
+    assert events.count("escalated") == 1
+
+
+async def until_logged(caplog: pytest.LogCaptureFixture, text: str, count: int) -> None:
+    with anyio.fail_after(5):
+        while sum(text in entry.getMessage() for entry in caplog.records) < count:
+            await anyio.sleep(0.02)
