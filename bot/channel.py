@@ -106,6 +106,12 @@ class Channel(ABC):
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
         """Show the question to the route's people. Raise DeliveryError when that is impossible."""
 
+    async def find_sent(self, question: QuestionRecord, route: Route) -> Sent | None:
+        """What an earlier `deliver` of this question sent, when one began but its sender died before recording it
+        (the replica that takes the question over asks before sending again). Default: None, so it is sent again
+        (email sends it under the same Message-ID)."""
+        return None
+
     async def close_out(self, question: QuestionRecord, delivery: Delivery) -> None:  # noqa: B027
         """Show the outcome where the question was shown (answered by whom, cancelled, expired). Default: nothing."""
 
@@ -195,7 +201,18 @@ class ChannelAnswerer:
         store = self.ledger.store
         if not pending.new and await store.get_delivery(pending.id, self.name) is not None:
             return  # resumed after a restart: the question is already on show
-        sent = await self.channel.deliver(pending.record, route)
+        # The intent, recorded before sending: whoever finds it without a delivery knows a message may be out.
+        sent: Sent | None = None
+        if not await store.fire_once(pending.id, f"deliver:{self.name}"):
+            sent = await self.channel.find_sent(pending.record, route)
+            if sent is None:
+                log.warning(
+                    "question %s: an earlier %s delivery began but was not recorded; sending it again",
+                    pending.id,
+                    self.name,
+                )
+        if sent is None:
+            sent = await self.channel.deliver(pending.record, route)
         ref = sent.ref.model_dump(mode="json") if sent.ref is not None else {}
         # Who could answer when it was sent: the fallback once the agent is no longer routed here.
         ref |= {RESPONDERS_KEY: self.channel.responders(route), APPROVALS_KEY: route.approvals}

@@ -79,6 +79,11 @@ class ReplyBinding:
         """A fresh Message-ID for one email about the question; it carries the token so replies to it match."""
         return f"<hr.{token}.{secrets.token_hex(6)}@{self.domain}>"
 
+    def question_message_id(self, token: str) -> str:
+        """The Message-ID of the email that shows the question: the same every time, so that one sent again (its
+        sender died before recording the first) is the same message to mail clients, and replies to either match."""
+        return f"<hr.{token}.q@{self.domain}>"
+
     @staticmethod
     def subject_tag(token: str) -> str:
         return f"[#{token}]"

@@ -131,7 +131,7 @@ class EmailChannel(Channel):
             sender=self.from_header,
             to=list(subscription.to),
             reply_to=self.binding.reply_address(token),
-            message_id=self.binding.message_id(token),
+            message_id=self.binding.question_message_id(token),
             subject=subject,
         )
         await self.sender.send(render_question_email(question, envelope))

@@ -12,12 +12,14 @@ import anyio
 import pytest
 from anyio.abc import TaskStatus
 
+from bot.channel import Sent
 from bot.clock import Clock, FakeClock
 from bot.config import Config
 from bot.program import Running, running
 from bot.records import AgentRef, AuditKind, QuestionRecord
 from bot.replica import LeaseLost
-from bot.store_interface import AsyncStore
+from bot.routing import Route
+from bot.store_interface import AsyncStore, SqliteStore
 from bot.store_pg import PostgresStore
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionOption
 
@@ -239,3 +241,56 @@ async def until_logged(caplog: pytest.LogCaptureFixture, text: str, count: int) 
     with anyio.fail_after(5):
         while sum(text in entry.getMessage() for entry in caplog.records) < count:
             await anyio.sleep(0.02)
+
+
+class FindingChannel(RecordingChannel):
+    """A channel that can look up what it sent (as Slack could by message metadata)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.looked_up: list[str] = []
+
+    async def find_sent(self, question: QuestionRecord, route: Route) -> Sent | None:
+        self.looked_up.append(question.id)
+        return Sent(key=f"found:{question.id}")
+
+
+async def _begun_but_unrecorded(store: AsyncStore) -> QuestionRecord:
+    """A question whose earlier delivery began (the intent is recorded) but whose sender died before recording it."""
+    record = QuestionRecord(agent=None, questions=[QUESTION], origin="api", created_at=FakeClock().now())
+    await store.create_question(record)
+    assert await store.fire_once(record.id, "deliver:web")
+    return record
+
+
+async def test_a_delivery_begun_but_unrecorded_is_looked_up_instead_of_sent_again(tmp_path: Path) -> None:
+    store = SqliteStore.open(tmp_path / "handraise.db")
+    record = await _begun_but_unrecorded(store)
+    channel = FindingChannel("web")
+    async with running(config_for(tmp_path), channels=[channel], store=store):
+        await until_recorded(store, record.id, "delivered")
+    delivery = await store.get_delivery(record.id, "web")
+    await store.close()
+    assert channel.looked_up == [record.id] and channel.delivered == []
+    assert delivery is not None and delivery.key == f"found:{record.id}"
+
+
+async def test_a_delivery_begun_but_unrecorded_is_sent_again_when_the_channel_cannot_look_it_up(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = SqliteStore.open(tmp_path / "handraise.db")
+    record = await _begun_but_unrecorded(store)
+    channel = RecordingChannel("web")
+    async with running(config_for(tmp_path), channels=[channel], store=store):
+        await until_recorded(store, record.id, "delivered")
+    await store.close()
+    assert [question.id for question, _ in channel.delivered] == [record.id]
+    assert "an earlier web delivery began but was not recorded; sending it again" in caplog.text
+
+
+async def test_a_new_question_is_delivered_without_a_lookup(tmp_path: Path) -> None:
+    channel = FindingChannel("web")
+    async with running(config_for(tmp_path), channels=[channel]) as started:
+        record = await started.remote.ask([QUESTION], AgentRef(id="deployer"))
+        await until_recorded(started.installation.ledger.store, record.id, "delivered")
+    assert channel.looked_up == [] and [question.id for question, _ in channel.delivered] == [record.id]

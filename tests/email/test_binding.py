@@ -56,6 +56,13 @@ def test_the_reply_address_is_plus_addressed_on_the_bots_domain() -> None:
     assert binding().token_in_address("bot+short@example.org") is None
 
 
+def test_the_questions_message_id_is_the_same_every_time_and_carries_the_token() -> None:
+    token = binding().token_for("q_abc")
+    first, second = binding().question_message_id(token), binding().question_message_id(token)
+    assert first == second != binding().question_message_id(binding().token_for("q_other"))
+    assert binding().token_in_message_ids(first) == token
+
+
 def test_each_message_id_is_fresh_and_carries_the_token() -> None:
     token = binding().token_for("q_abc")
     first, second = binding().message_id(token), binding().message_id(token)
