@@ -121,7 +121,6 @@ async def running(
         base_url = _base_url(runner, config)
         replica = replica_for(installation.ledger.store, config.store.lease_seconds)
         await replica.start()
-        log.info("replica %s on %s", replica.id, installation.ledger.store.description)
         for channel in installation.channels:
             channel.leadership = replica
         lease_lost: list[LeaseLost] = []
@@ -139,6 +138,7 @@ async def running(
 
         async with anyio.create_task_group() as tasks:
             claimed = await replica.claim()
+            log.info("replica %s on %s", replica.id, installation.ledger.store.description)
             await abandon_local_questions(installation, claimed)
             resumed = remote.resume(claimed)
             tasks.start_soon(keep_replica)
