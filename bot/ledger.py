@@ -8,7 +8,8 @@ outcome. An answer is committed to the store before anyone is told it was accept
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -28,6 +29,41 @@ log = logging.getLogger(__name__)
 
 ChangeKind = Literal["asked", "partial", "resolved"]
 ChangeListener = Callable[[ChangeKind, QuestionRecord], Awaitable[None]]
+ShownListener = Callable[[str, QuestionRecord], Awaitable[None]]
+"""Called with a channel's name when another replica has shown a question there."""
+
+ENDED_KEPT_SECONDS = 300.0
+"""How long the ledger remembers a question ended, so the change feed's echo of it is not announced again."""
+
+Stamp = tuple[str, int, int, int]
+"""What watchers care about in a record: status, partial answers, approvals, reminders. Only ever grows."""
+
+
+def _stamp(record: QuestionRecord) -> Stamp:
+    return (record.status, len(record.partial), len(record.approvals), record.reminders)
+
+
+def _ahead(new: Stamp, old: Stamp) -> bool:
+    """Whether `new` is later than `old`: a read that raced a write this process made can be older than it."""
+    return new != old and all(a >= b for a, b in zip(new[1:], old[1:], strict=True))
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A question as the store has it now, with the channels that have shown it (what the change feed reads)."""
+
+    record: QuestionRecord
+    channels: tuple[str, ...] = ()
+
+
+class _Watch:
+    """Long polls on one question this process does not hold, woken when the change feed sees it end."""
+
+    __slots__ = ("latch", "waiting")
+
+    def __init__(self) -> None:
+        self.latch = Latch()
+        self.waiting = 0
 
 
 class UnknownQuestion(HandraiseError, LookupError):
@@ -39,7 +75,7 @@ class UnknownQuestion(HandraiseError, LookupError):
 class PendingQuestion:
     """One question while something in this process waits on it."""
 
-    __slots__ = ("_changed", "holders", "new", "record", "request", "resolved")  # thousands may wait at once
+    __slots__ = ("_changed", "announced", "holders", "new", "record", "request", "resolved")  # thousands wait at once
 
     def __init__(self, record: QuestionRecord, request: AskUserQuestionRequest | None) -> None:
         self.record = record
@@ -47,6 +83,8 @@ class PendingQuestion:
         self.resolved = Latch()
         self._changed: anyio.Event | None = None  # made only when followed: most questions never are
         self.holders = 0
+        self.announced: Stamp | None = None
+        """What watchers were last told of it, while a change feed runs (its echo of this process's writes)."""
         self.new = False
         """Created by this process and not yet shown anywhere: no channel needs to look for an earlier delivery."""
 
@@ -96,6 +134,14 @@ class Ledger:
         self.closing = False
         """Set while the program shuts down: waiting answerers are cancelled, but their questions stay pending."""
         self._waiters: set[anyio.CancelScope] = set()
+        self._shown_listeners: list[ShownListener] = []
+        self.following = False
+        """Set while a change feed runs: other replicas change the store too, and `refresh` hears of it."""
+        self._seen: dict[str, tuple[Stamp, tuple[str, ...]]] = {}
+        """Pending questions this process does not hold, as last announced (the feed's echoes are not news)."""
+        self._ended: dict[str, float] = {}
+        """Questions whose end this process announced, by when (oldest first), kept ENDED_KEPT_SECONDS."""
+        self._watches: dict[str, _Watch] = {}
 
     # --- holding questions ---------------------------------------------------------------------------------
 
@@ -109,6 +155,7 @@ class Ledger:
         pending.request = request
         self._by_request[id(request)] = pending
         self._by_id[record.id] = pending
+        self._seen.pop(record.id, None)
         return pending
 
     async def hold(self, request: AskUserQuestionRequest) -> PendingQuestion:
@@ -174,6 +221,8 @@ class Ledger:
         record = await self.store.save_partial(question_id, normalise_item(question, item), actor=by, channel=via)
         if record.status != "pending":
             return PartialResult(record, Resolution(won=False, record=record))
+        if (pending := self._by_id.get(question_id)) is not None:
+            pending.record = record  # without waking its followers: they follow approvals and reminders
         await self._notify("partial", record)
         if all(q.id in record.partial for q in record.questions):
             return PartialResult(record, await self.submit(question_id, dict(record.partial), by=by, via=via))
@@ -245,19 +294,134 @@ class Ledger:
     # --- waiting and watching ------------------------------------------------------------------------------
 
     async def wait(self, question_id: str, seconds: float) -> QuestionRecord:
-        """The question's record once it resolves, or as it is after `seconds`. Raises UnknownQuestion."""
-        record = await self._record(question_id)
-        pending = self._by_id.get(question_id)
-        if record.status == "pending" and pending is not None and seconds > 0 and not self.closing:
-            # One cancel scope and no tasks per waiter: thousands of agents long-poll at once (bench/flood.py).
-            with anyio.move_on_after(seconds) as waiting:
-                self._waiters.add(waiting)
-                try:
-                    await pending.resolved.wait()
-                finally:
-                    self._waiters.discard(waiting)
+        """The question's record once it resolves, or as it is after `seconds`. Raises UnknownQuestion.
+
+        While a change feed runs, this works for a question another replica holds too (agents long-poll any replica):
+        the feed wakes it. Without one, a question this process does not hold cannot end meanwhile: it returns at once.
+        """
+        # Watching before reading: an end the feed hears of during the read still wakes this wait.
+        watch = self._watch(question_id) if self.following and seconds > 0 and not self.closing else None
+        try:
             record = await self._record(question_id)
-        return record
+            pending = self._by_id.get(question_id)
+            latch = pending.resolved if pending is not None else watch.latch if watch is not None else None
+            if record.status == "pending" and latch is not None and seconds > 0 and not self.closing:
+                # One cancel scope and no tasks per waiter: thousands of agents long-poll at once (bench/flood.py).
+                with anyio.move_on_after(seconds) as waiting:
+                    self._waiters.add(waiting)
+                    try:
+                        await latch.wait()
+                    finally:
+                        self._waiters.discard(waiting)
+                record = await self._record(question_id)
+            return record
+        finally:
+            if watch is not None:
+                self._unwatch(question_id, watch)
+
+    def _watch(self, question_id: str) -> _Watch:
+        watch = self._watches.get(question_id)
+        if watch is None:
+            watch = self._watches[question_id] = _Watch()
+        watch.waiting += 1
+        return watch
+
+    def _unwatch(self, question_id: str, watch: _Watch) -> None:
+        watch.waiting -= 1
+        if watch.waiting <= 0 and self._watches.get(question_id) is watch:
+            del self._watches[question_id]
+
+    def _wake(self, question_id: str) -> None:
+        watch = self._watches.pop(question_id, None)
+        if watch is not None:
+            watch.latch.set()
+
+    # --- other replicas' changes ---------------------------------------------------------------------------------
+
+    async def refresh(self, changes: Iterable[Stored]) -> None:
+        """Catch up with questions as the store has them now (the change feed's reads; other replicas wrote them).
+
+        Ended: local holders and long polls wake, watchers hear "resolved". Moved on: holders are touched, watchers
+        hear "partial". Never seen: "asked", and shown listeners hear of each channel showing it. Idempotent: what
+        this process already announced (its own writes come back through the feed) is not announced again.
+        """
+        self._forget_ended()
+        for stored in changes:
+            record = stored.record
+            pending = self._by_id.get(record.id)
+            if record.status != "pending":
+                self._wake(record.id)
+                if pending is not None and not pending.resolved.is_set():
+                    pending.record = record
+                    pending.resolved.set()
+                    if pending.holders <= 0:
+                        self.forget(pending)
+                elif pending is not None or record.id in self._ended:
+                    continue  # this process ended it, or heard of it already
+                self._noted("resolved", record)
+                await self._tell("resolved", record)
+            elif pending is not None:
+                # The owner shows it itself: only the record can have moved (a partial answer, an approval).
+                stamp = _stamp(record)
+                if not pending.resolved.is_set() and _ahead(stamp, pending.announced or _stamp(pending.record)):
+                    pending.touch(record)
+                    pending.announced = stamp
+                    await self._tell("partial", record)
+            elif record.id not in self._ended:
+                await self._refresh_unheld(stored)
+
+    async def _refresh_unheld(self, stored: Stored) -> None:
+        record, stamp = stored.record, _stamp(stored.record)
+        known = self._seen.get(record.id)
+        if known is None:
+            self._seen[record.id] = (stamp, stored.channels)
+            await self._tell("asked", record)
+            shown = stored.channels
+        else:
+            known_stamp, known_channels = known
+            moved = _ahead(stamp, known_stamp)
+            shown = tuple(channel for channel in stored.channels if channel not in known_channels)
+            if not moved and not shown:
+                return
+            self._seen[record.id] = (stamp if moved else known_stamp, tuple(sorted({*known_channels, *shown})))
+            if moved:
+                await self._tell("partial", record)
+        for channel in shown:
+            for listener in list(self._shown_listeners):
+                try:
+                    await listener(channel, record)
+                except Exception:
+                    log.exception("a question watcher failed")
+
+    def _noted(self, kind: ChangeKind, record: QuestionRecord) -> bool:
+        """Remember what watchers are told, so that the change feed's echo of it is not news; False when it is not
+        news any more (the echo of this process's own write was heard before the write returned)."""
+        if kind == "resolved":
+            self._wake(record.id)
+            if record.id in self._ended:
+                return False
+            self._seen.pop(record.id, None)
+            self._ended[record.id] = time.monotonic()
+            return True
+        stamp = _stamp(record)
+        if (pending := self._by_id.get(record.id)) is not None:
+            if pending.announced is not None and not _ahead(stamp, pending.announced):
+                return False
+            pending.announced = stamp
+            return True
+        known = self._seen.get(record.id)
+        if known is not None and not _ahead(stamp, known[0]):
+            return False
+        self._seen[record.id] = (stamp, known[1] if known is not None else ())
+        return True
+
+    def _forget_ended(self) -> None:
+        oldest = time.monotonic() - ENDED_KEPT_SECONDS
+        while self._ended:
+            question_id, when = next(iter(self._ended.items()))
+            if when > oldest:
+                break
+            del self._ended[question_id]
 
     def close(self) -> None:
         """The program is stopping: long polls return at once, and waiting answerers leave questions pending."""
@@ -275,11 +439,27 @@ class Ledger:
 
         return dispose
 
+    def watch_shown(self, listener: ShownListener) -> Callable[[], None]:
+        """Call `listener(channel, record)` when the change feed finds a question shown on `channel` by another
+        replica (this process's own channels show theirs themselves); returns a disposer."""
+        self._shown_listeners.append(listener)
+
+        def dispose() -> None:
+            if listener in self._shown_listeners:
+                self._shown_listeners.remove(listener)
+
+        return dispose
+
     async def announce(self, record: QuestionRecord) -> None:
         """Tell watchers about a question created outside `hold` (the HTTP API)."""
         await self._notify("asked", record)
 
     async def _notify(self, kind: ChangeKind, record: QuestionRecord) -> None:
+        if self.following and not self._noted(kind, record):
+            return
+        await self._tell(kind, record)
+
+    async def _tell(self, kind: ChangeKind, record: QuestionRecord) -> None:
         for listener in list(self._listeners):
             try:
                 await listener(kind, record)

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from bot.api import add_api_routes, bearer_auth, store_unavailable
 from bot.capacity import WaitingCap, deepen_listen_queue, raise_open_files_limit, throttle_flood_logs
+from bot.change_feed import FeedTiming, change_feed
 from bot.channel import Channel
 from bot.clock import Clock
 from bot.config import Config, resolve_secret
@@ -77,12 +78,14 @@ async def running(
     channels: Sequence[Channel] | None = None,
     mcp_timing: Timing | None = None,
     store: AsyncStore | None = None,
+    feed_timing: FeedTiming | None = None,
 ) -> AsyncIterator[Running]:
     """Start everything, yield where it listens, and stop it cleanly on exit; pending questions stay stored.
 
     `mcp_timing` shortens /mcp's default wait and progress interval (for tests). `store` is one already open (opening
     PostgreSQL is asynchronous, so it happens before the plugins install); the caller closes it. Without it the
-    SQLite store at `[store] path` is opened and closed here.
+    SQLite store at `[store] path` is opened and closed here. `feed_timing` shortens the change feed's re-checks
+    (PostgreSQL: other replicas' changes).
     """
     ctx = Context()
     ctx.plugin(AgentRegistry)
@@ -137,6 +140,8 @@ async def running(
                 tasks.cancel_scope.cancel()
 
         async with anyio.create_task_group() as tasks:
+            # Listening before anything is resumed or asked: nothing another replica changes from now on is missed.
+            await tasks.start(change_feed(installation.store, installation.ledger, feed_timing).run)
             claimed = await replica.claim()
             log.info("replica %s on %s", replica.id, installation.ledger.store.description)
             await abandon_local_questions(installation, claimed)

@@ -59,10 +59,14 @@ def _record_json(record: QuestionRecord) -> str:
 class PostgresStore:
     """The handraise store on PostgreSQL. Open with `await PostgresStore.open(url)`; share one per process."""
 
-    def __init__(self, pool: AsyncConnectionPool[Any], url: str, target: str, secret: str, timeout: float) -> None:
-        """Use `PostgresStore.open`; this only wraps a pool on a migrated database."""
-        self._pool = pool
+    def __init__(
+        self, pool: AsyncConnectionPool[Any], target: str, secret: str, timeout: float, url: str, options: dict[str, Any]
+    ) -> None:
+        """Use `PostgresStore.open`; this only wraps a pool on a migrated database (`url` and `options` are the
+        pool's, for `listener`)."""
         self._url = url
+        self._options = options
+        self._pool = pool
         self._target = target
         self._secret = secret
         self._timeout = timeout
@@ -113,7 +117,7 @@ class PostgresStore:
         except PoolTimeout:
             await pool.close()
             raise StoreUnavailable(f"{target} accepted one connection but not the pool's; try again") from None
-        return cls(pool, url, target, secret, wait_seconds)
+        return cls(pool, target, secret, wait_seconds, url, options)
 
     @property
     def description(self) -> str:
@@ -270,6 +274,45 @@ class PostgresStore:
             elif answer_wire is not None:
                 await self._append(db, id, "duplicate", via, by, {"attempted": answer_wire, "status": record.status})
             return Resolution(won=won, record=record)
+
+    # -- the change feed (bot/change_feed_pg.py) --------------------------------------------------------------------
+
+    async def listener(self) -> AsyncConnection[Any]:
+        """A connection of its own, outside the pool, for LISTEN (one waiting for notifications can run nothing else).
+
+        Raises StoreUnavailable when the server cannot be reached.
+        """
+        try:
+            return await AsyncConnection.connect(self._url, **self._options)
+        except psycopg.Error as error:
+            raise StoreUnavailable(unreachable(self._target, error, self._secret)) from None
+
+    async def changed_since(self, since: datetime | None) -> tuple[datetime, list[tuple[str, datetime]]]:
+        """The database's clock now, and every question changed after `since` (none for None) with when."""
+        async with self._connection() as db:
+            cursor = await db.execute(
+                "SELECT now.at, q.id, q.changed_at FROM (SELECT statement_timestamp() AS at) now "
+                "LEFT JOIN questions q ON q.changed_at > coalesce(%s, 'infinity'::timestamptz)",
+                (since,),
+            )
+            rows = await cursor.fetchall()
+        return rows[0][0], [(restore(id), changed_at) for _, id, changed_at in rows if id is not None]
+
+    async def changed_questions(self, ids: Collection[str]) -> list[tuple[QuestionRecord, datetime, tuple[str, ...]]]:
+        """The questions named (unknown ids are left out), each with when it last changed and the channels that
+        have shown it: one query for a batch of changes."""
+        async with self._connection() as db:
+            cursor = await db.execute(
+                "SELECT q.record_json, q.changed_at, "
+                "ARRAY(SELECT d.channel FROM deliveries d WHERE d.question_id = q.id ORDER BY d.channel) "
+                "FROM questions q WHERE q.id = ANY(%s)",
+                ([keep(id) for id in ids],),
+            )
+            rows = await cursor.fetchall()
+        return [
+            (QuestionRecord.model_validate_json(record), changed_at, tuple(restore(name) for name in channels))
+            for record, changed_at, channels in rows
+        ]
 
     # -- deliveries ------------------------------------------------------------------------------------------------
 

@@ -86,6 +86,30 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (question_id, name)
     );
     """,
+    # The change feed (bot/change_feed_pg.py). `changed_at` is the database's clock when anything about a question
+    # last changed (its record, or a delivery of it), for replicas catching up after a lost NOTIFY; NOTIFY itself
+    # wakes them at commit. The payload is the id, or '' for an id too long for a payload (then they catch up).
+    """
+    ALTER TABLE questions ADD COLUMN changed_at timestamptz NOT NULL DEFAULT clock_timestamp();
+    CREATE INDEX questions_by_change ON questions (changed_at);
+    CREATE FUNCTION handraise_question_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        NEW.changed_at := clock_timestamp();
+        PERFORM pg_notify('handraise_changes', CASE WHEN octet_length(NEW.id) < 4000 THEN NEW.id ELSE '' END);
+        RETURN NEW;
+    END
+    $$;
+    CREATE TRIGGER questions_changed BEFORE INSERT OR UPDATE ON questions
+        FOR EACH ROW EXECUTE FUNCTION handraise_question_changed();
+    CREATE FUNCTION handraise_delivery_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE questions SET changed_at = clock_timestamp() WHERE id = NEW.question_id;
+        RETURN NULL;
+    END
+    $$;
+    CREATE TRIGGER deliveries_changed AFTER INSERT OR UPDATE ON deliveries
+        FOR EACH ROW EXECUTE FUNCTION handraise_delivery_changed();
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes the stored version from n to n + 1. Only ever append."""
 

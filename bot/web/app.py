@@ -74,6 +74,8 @@ class WebInbox(Channel):
         self._waiting: int | None = None
         """Questions waiting in the inbox, for open pages; read from the store when first needed."""
         self._unwatch = ledger.watch(self._changed)
+        self._unwatch_shown = ledger.watch_shown(self._shown_elsewhere)
+        self._recount = anyio.Event()
         self._static = {name: (resources.files("bot.web") / "static" / name).read_bytes() for name in STATIC_TYPES}
 
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
@@ -105,10 +107,23 @@ class WebInbox(Channel):
         """The link that opens the inbox and signs the browser in, e.g. `http://127.0.0.1:8765/?token=…`."""
         return f"{base.rstrip('/')}/?{urlencode({'token': self.token}, quote_via=quote)}"
 
+    async def run(self) -> None:
+        """Count the waiting questions again after other replicas' changes, a burst of them at once: this process
+        counts its own as it goes, but cannot tell how another replica's change moved the count."""
+        while True:
+            await self._recount.wait()
+            self._recount = anyio.Event()
+            try:
+                self._waiting = await self._count_waiting()
+            except StoreUnavailable:
+                continue  # the next change counts again
+            self._feed.publish({"kind": "waiting", "waiting": self._waiting})
+
     async def close(self) -> None:
         """End the open event streams (so the server stops at once) and stop watching the ledger."""
         self._feed.close()
         self._unwatch()
+        self._unwatch_shown()
 
     # --- pages ----------------------------------------------------------------------------------------------------
 
@@ -241,6 +256,12 @@ class WebInbox(Channel):
         self._waiting = waiting + 1
         self._feed.publish({"kind": "asked", "id": record.id, "waiting": self._waiting})
 
+    async def _shown_elsewhere(self, channel: str, record: QuestionRecord) -> None:
+        # Another replica delivered it here: open pages add its card; the count follows.
+        if channel == self.name:
+            self._feed.publish({"kind": "asked", "id": record.id})
+            self._recount.set()
+
     async def _changed(self, kind: ChangeKind, record: QuestionRecord) -> None:
         # "asked" comes from the channel's `deliver` instead: only then is it known to be the inbox's question.
         if kind == "asked" or not await self.ledger.store.has_delivery(record.id, self.name):
@@ -252,6 +273,8 @@ class WebInbox(Channel):
             waiting = self._waiting
             self._waiting = max(0, waiting - 1) if waiting is not None else await self._count_waiting()
             self._feed.publish({"kind": "resolved", "id": record.id, "status": record.status, "waiting": self._waiting})
+            if self.ledger.following:
+                self._recount.set()  # it may have ended before this process counted it
 
     async def _count_waiting(self) -> int:
         return await self.ledger.store.count_questions("pending", channel=self.name)

@@ -112,6 +112,9 @@
       const told = (await fetchCard(event.id))?.querySelector("[data-partial]");
       if (told) note.innerHTML = told.innerHTML;
     },
+    waiting(event) {
+      refresh(event.waiting); // recounted after another replica's change
+    },
     reload() {
       // Updates were missed. Reloading is safe unless someone is halfway through a form.
       if (!document.querySelector("form[data-dirty]")) {
