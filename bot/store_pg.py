@@ -60,7 +60,13 @@ class PostgresStore:
     """The handraise store on PostgreSQL. Open with `await PostgresStore.open(url)`; share one per process."""
 
     def __init__(
-        self, pool: AsyncConnectionPool[Any], target: str, secret: str, timeout: float, url: str, options: dict[str, Any]
+        self,
+        pool: AsyncConnectionPool[Any],
+        target: str,
+        secret: str,
+        timeout: float,
+        url: str,
+        options: dict[str, Any],
     ) -> None:
         """Use `PostgresStore.open`; this only wraps a pool on a migrated database (`url` and `options` are the
         pool's, for `listener`)."""

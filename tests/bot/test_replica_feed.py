@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import anyio
 import pytest
 
@@ -33,7 +35,7 @@ async def delivered(replica: Running) -> None:
         await channel.delivery_seen.wait()  # type: ignore[attr-defined]
 
 
-async def test_an_answer_on_b_ends_the_long_poll_on_a_that_holds_the_question(tmp_path: Path, postgres_url: str) -> None:
+async def test_an_answer_on_b_ends_the_long_poll_on_a_holding_the_question(tmp_path: Path, postgres_url: str) -> None:
     async with replicas(tmp_path, postgres_url, 2, timing=SLOW_CATCH_UP) as (a, b):
         question_id = await ask(a)
         await delivered(a)
@@ -95,9 +97,7 @@ async def test_approvals_on_two_replicas_count_once_per_person(tmp_path: Path, p
         question_id = await ask(a, ASK_APPROVE)
         await delivered(a)
         approve = AskUserQuestionAnswerItem(id="go", selected=["Approve"])
-        first = await a.installation.ledger.approve(
-            question_id, approve, by="ann", via="web", identity="ann", needed=2
-        )
+        first = await a.installation.ledger.approve(question_id, approve, by="ann", via="web", identity="ann", needed=2)
         again = await b.installation.ledger.approve(
             question_id, approve, by="ann", via="slack", identity="ann", needed=2
         )
@@ -204,3 +204,37 @@ async def test_each_change_reaches_every_replicas_watchers_once(tmp_path: Path, 
     assert heard["b"] == each
     # A may read the second partial answer together with the answer it completed: then it hears only the answer.
     assert heard["a"] in (each, [each[0], each[1], each[3]])
+
+
+async def next_event(stream: aiohttp.ClientResponse) -> dict[str, Any]:
+    """The next event's JSON payload, skipping retry hints and keep-alive comments."""
+    with anyio.fail_after(5):
+        while True:
+            line = (await stream.content.readline()).decode()
+            assert line, "the event stream ended"
+            if line.startswith("data: "):
+                return json.loads(line[6:])
+
+
+async def test_every_replicas_inbox_shows_a_question_asked_and_answered_on_another(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    async with (
+        replicas(tmp_path, postgres_url, 2, recording=False, extra="[web]\n") as (a, b),
+        aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser,
+    ):
+        async with browser.get(b.links["web inbox"]) as signed_in:
+            assert signed_in.status == 200
+        stream = await browser.get(f"{b.base_url}/events")
+        question_id = await ask(a)
+        shown = [await next_event(stream), await next_event(stream)]
+        async with browser.get(f"{b.base_url}/questions/{question_id}/card") as card:
+            assert card.status == 200 and "Deploy v2?" in await card.text()
+        await answer(a, question_id)
+        ended = [await next_event(stream), await next_event(stream)]
+        stream.close()
+    assert shown == [{"kind": "asked", "id": question_id}, {"kind": "waiting", "waiting": 1}]
+    assert ended == [
+        {"kind": "resolved", "id": question_id, "status": "answered", "waiting": 0},
+        {"kind": "waiting", "waiting": 0},
+    ]
