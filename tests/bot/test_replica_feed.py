@@ -14,9 +14,10 @@ from bot.change_feed import FeedTiming
 from bot.program import Running
 from bot.records import QuestionRecord
 from core import AskUserQuestionAnswerItem
+from tests.mcp_server.rig import http_client
 from tests.postgres_server import PostgresServer
 
-from .replicas_rig import QUICK, answer, ask, call, replicas
+from .replicas_rig import ASK, QUICK, answer, ask, call, replicas
 
 pytestmark = pytest.mark.anyio
 
@@ -238,3 +239,29 @@ async def test_every_replicas_inbox_shows_a_question_asked_and_answered_on_anoth
         {"kind": "resolved", "id": question_id, "status": "answered", "waiting": 0},
         {"kind": "waiting", "waiting": 0},
     ]
+
+
+async def test_get_answer_over_mcp_on_a_replica_not_holding_the_question_returns_at_the_answer(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    async with replicas(tmp_path, postgres_url, 2, timing=SLOW_CATCH_UP) as (a, b):
+        async with http_client(a) as on_a:
+            asked = (await on_a.call_tool("ask_user_question", {**ASK, "wait_seconds": 0})).structured_content
+        assert asked is not None and asked["status"] == "pending"
+        await delivered(a)
+        got: dict[str, Any] = {}
+        async with http_client(b) as on_b:
+
+            async def get_answer() -> None:
+                result = await on_b.call_tool("get_answer", {"handle": asked["handle"], "wait_seconds": 30})
+                got.update(result.structured_content or {})
+
+            with anyio.fail_after(10):
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(get_answer)
+                    await anyio.sleep(0.3)
+                    assert got == {}
+                    # A long poll woken by the feed, not a call coming back early again and again.
+                    assert asked["handle"] in b.installation.ledger._watches  # pyright: ignore[reportPrivateUsage]
+                    await answer(a, asked["handle"], "No")
+    assert got == {"status": "answered", "handle": asked["handle"], "answers": [{"id": "go", "selected": ["No"]}]}
