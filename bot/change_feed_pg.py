@@ -18,7 +18,8 @@ import psycopg
 from anyio.abc import TaskStatus
 
 from bot.change_feed import FeedTiming
-from bot.ledger import Ledger, Stored
+from bot.ledger import Ledger
+from bot.ledger_feed import Stored
 from bot.store_pg import PostgresStore
 from bot.store_pg_schema import restore
 from bot.store_schema import StoreError

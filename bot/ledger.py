@@ -8,7 +8,6 @@ outcome. An answer is committed to the store before anyone is told it was accept
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,6 +19,7 @@ from bot.answers import normalise_answer, normalise_item
 from bot.approvals import approvers
 from bot.clock import Clock
 from bot.errors import BotErrorCode, HandraiseError
+from bot.ledger_feed import Stamp, Stored, Told, Watches, ahead, stamp
 from bot.records import AgentRef, Approval, QuestionRecord, QuestionStatus, Resolution
 from bot.store_interface import AsyncStore
 from bot.tasks import Latch
@@ -31,39 +31,6 @@ ChangeKind = Literal["asked", "partial", "resolved"]
 ChangeListener = Callable[[ChangeKind, QuestionRecord], Awaitable[None]]
 ShownListener = Callable[[str, QuestionRecord], Awaitable[None]]
 """Called with a channel's name when another replica has shown a question there."""
-
-ENDED_KEPT_SECONDS = 300.0
-"""How long the ledger remembers a question ended, so the change feed's echo of it is not announced again."""
-
-Stamp = tuple[str, int, int, int]
-"""What watchers care about in a record: status, partial answers, approvals, reminders. Only ever grows."""
-
-
-def _stamp(record: QuestionRecord) -> Stamp:
-    return (record.status, len(record.partial), len(record.approvals), record.reminders)
-
-
-def _ahead(new: Stamp, old: Stamp) -> bool:
-    """Whether `new` is later than `old`: a read that raced a write this process made can be older than it."""
-    return new != old and all(a >= b for a, b in zip(new[1:], old[1:], strict=True))
-
-
-@dataclass(frozen=True, slots=True)
-class Stored:
-    """A question as the store has it now, with the channels that have shown it (what the change feed reads)."""
-
-    record: QuestionRecord
-    channels: tuple[str, ...] = ()
-
-
-class _Watch:
-    """Long polls on one question this process does not hold, woken when the change feed sees it end."""
-
-    __slots__ = ("latch", "waiting")
-
-    def __init__(self) -> None:
-        self.latch = Latch()
-        self.waiting = 0
 
 
 class UnknownQuestion(HandraiseError, LookupError):
@@ -137,11 +104,8 @@ class Ledger:
         self._shown_listeners: list[ShownListener] = []
         self.following = False
         """Set while a change feed runs: other replicas change the store too, and `refresh` hears of it."""
-        self._seen: dict[str, tuple[Stamp, tuple[str, ...]]] = {}
-        """Pending questions this process does not hold, as last announced (the feed's echoes are not news)."""
-        self._ended: dict[str, float] = {}
-        """Questions whose end this process announced, by when (oldest first), kept ENDED_KEPT_SECONDS."""
-        self._watches: dict[str, _Watch] = {}
+        self._told = Told()
+        self._watches = Watches()
 
     # --- holding questions ---------------------------------------------------------------------------------
 
@@ -155,7 +119,7 @@ class Ledger:
         pending.request = request
         self._by_request[id(request)] = pending
         self._by_id[record.id] = pending
-        self._seen.pop(record.id, None)
+        self._told.held(record.id)
         return pending
 
     async def hold(self, request: AskUserQuestionRequest) -> PendingQuestion:
@@ -300,7 +264,7 @@ class Ledger:
         the feed wakes it. Without one, a question this process does not hold cannot end meanwhile: it returns at once.
         """
         # Watching before reading: an end the feed hears of during the read still wakes this wait.
-        watch = self._watch(question_id) if self.following and seconds > 0 and not self.closing else None
+        watch = self._watches.add(question_id) if self.following and seconds > 0 and not self.closing else None
         try:
             record = await self._record(question_id)
             pending = self._by_id.get(question_id)
@@ -317,24 +281,7 @@ class Ledger:
             return record
         finally:
             if watch is not None:
-                self._unwatch(question_id, watch)
-
-    def _watch(self, question_id: str) -> _Watch:
-        watch = self._watches.get(question_id)
-        if watch is None:
-            watch = self._watches[question_id] = _Watch()
-        watch.waiting += 1
-        return watch
-
-    def _unwatch(self, question_id: str, watch: _Watch) -> None:
-        watch.waiting -= 1
-        if watch.waiting <= 0 and self._watches.get(question_id) is watch:
-            del self._watches[question_id]
-
-    def _wake(self, question_id: str) -> None:
-        watch = self._watches.pop(question_id, None)
-        if watch is not None:
-            watch.latch.set()
+                self._watches.discard(question_id, watch)
 
     # --- other replicas' changes ---------------------------------------------------------------------------------
 
@@ -345,47 +292,36 @@ class Ledger:
         hear "partial". Never seen: "asked", and shown listeners hear of each channel showing it. Idempotent: what
         this process already announced (its own writes come back through the feed) is not announced again.
         """
-        self._forget_ended()
+        self._told.forget_old_ends()
         for stored in changes:
             record = stored.record
             pending = self._by_id.get(record.id)
             if record.status != "pending":
-                self._wake(record.id)
+                self._watches.wake(record.id)
                 if pending is not None and not pending.resolved.is_set():
                     pending.record = record
                     pending.resolved.set()
                     if pending.holders <= 0:
                         self.forget(pending)
-                elif pending is not None or record.id in self._ended:
+                elif pending is not None or self._told.ended(record.id):
                     continue  # this process ended it, or heard of it already
                 self._noted("resolved", record)
                 await self._tell("resolved", record)
             elif pending is not None:
                 # The owner shows it itself: only the record can have moved (a partial answer, an approval).
-                stamp = _stamp(record)
-                if not pending.resolved.is_set() and _ahead(stamp, pending.announced or _stamp(pending.record)):
+                now = stamp(record)
+                if not pending.resolved.is_set() and ahead(now, pending.announced or stamp(pending.record)):
                     pending.touch(record)
-                    pending.announced = stamp
+                    pending.announced = now
                     await self._tell("partial", record)
-            elif record.id not in self._ended:
+            elif not self._told.ended(record.id):
                 await self._refresh_unheld(stored)
 
     async def _refresh_unheld(self, stored: Stored) -> None:
-        record, stamp = stored.record, _stamp(stored.record)
-        known = self._seen.get(record.id)
-        if known is None:
-            self._seen[record.id] = (stamp, stored.channels)
-            await self._tell("asked", record)
-            shown = stored.channels
-        else:
-            known_stamp, known_channels = known
-            moved = _ahead(stamp, known_stamp)
-            shown = tuple(channel for channel in stored.channels if channel not in known_channels)
-            if not moved and not shown:
-                return
-            self._seen[record.id] = (stamp if moved else known_stamp, tuple(sorted({*known_channels, *shown})))
-            if moved:
-                await self._tell("partial", record)
+        record = stored.record
+        new, moved, shown = self._told.read(stored)
+        if new or moved:
+            await self._tell("asked" if new else "partial", record)
         for channel in shown:
             for listener in list(self._shown_listeners):
                 try:
@@ -397,31 +333,15 @@ class Ledger:
         """Remember what watchers are told, so that the change feed's echo of it is not news; False when it is not
         news any more (the echo of this process's own write was heard before the write returned)."""
         if kind == "resolved":
-            self._wake(record.id)
-            if record.id in self._ended:
-                return False
-            self._seen.pop(record.id, None)
-            self._ended[record.id] = time.monotonic()
-            return True
-        stamp = _stamp(record)
-        if (pending := self._by_id.get(record.id)) is not None:
-            if pending.announced is not None and not _ahead(stamp, pending.announced):
-                return False
-            pending.announced = stamp
-            return True
-        known = self._seen.get(record.id)
-        if known is not None and not _ahead(stamp, known[0]):
+            self._watches.wake(record.id)
+            return self._told.end(record.id)
+        if (pending := self._by_id.get(record.id)) is None:
+            return self._told.move(record)
+        now = stamp(record)
+        if pending.announced is not None and not ahead(now, pending.announced):
             return False
-        self._seen[record.id] = (stamp, known[1] if known is not None else ())
+        pending.announced = now
         return True
-
-    def _forget_ended(self) -> None:
-        oldest = time.monotonic() - ENDED_KEPT_SECONDS
-        while self._ended:
-            question_id, when = next(iter(self._ended.items()))
-            if when > oldest:
-                break
-            del self._ended[question_id]
 
     def close(self) -> None:
         """The program is stopping: long polls return at once, and waiting answerers leave questions pending."""

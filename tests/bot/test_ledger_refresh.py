@@ -9,7 +9,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from bot.ledger import Ledger, Stored
+from bot.ledger import Ledger
+from bot.ledger_feed import Stored
 from bot.records import Approval, QuestionRecord
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionRequest
 
