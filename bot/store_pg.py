@@ -291,7 +291,12 @@ class PostgresStore:
         try:
             # TCP keepalives: a listener that only waits would not otherwise notice a server that vanished silently
             # (a network cut); this one finds out within about 25 s and reconnects. The catch-up covers the gap.
-            keepalives = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+            keepalives: dict[str, Any] = {
+                "keepalives": 1,
+                "keepalives_idle": 10,
+                "keepalives_interval": 5,
+                "keepalives_count": 3,
+            }
             return await AsyncConnection.connect(self._url, **(self._options | keepalives))
         except psycopg.Error as error:
             raise StoreUnavailable(unreachable(self._target, error, self._secret)) from None
