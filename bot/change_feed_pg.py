@@ -1,10 +1,10 @@
 """The change feed on PostgreSQL: LISTEN for the triggers' NOTIFY, and catch up by `changed_at`.
 
-NOTIFY is sent at commit with the question's id (schema migration 2), and lost for a listener that is not connected
-then. So the feed listens on a connection of its own and reconnects with backoff; on every (re)connect and every
-`catch_up_every` seconds it reads the ids changed since the last catch-up (reaching back `overlap` seconds, as commits
-land out of order). Ids pile up while a read runs and are read together next, up to BATCH per query: a burst of a
-thousand changes is a few reads, not a thousand.
+NOTIFY is sent at commit with the question's id (by the triggers of the migration adding `changed_at`), and lost for
+a listener not connected then. So the feed listens on a connection of its own and reconnects with backoff; on every
+(re)connect and every `catch_up_every` seconds it reads the ids changed since the last catch-up (reaching back
+`overlap` seconds, as commits land out of order). Ids pile up while a read runs and are read together next, up to
+BATCH per query: a burst of a thousand changes is a few reads, not a thousand.
 """
 
 from __future__ import annotations
