@@ -46,6 +46,13 @@ class FakeSlack:
         """Answer the next `times` calls of `method` with HTTP 429 and Retry-After."""
         self._scripts.setdefault(method, []).extend([("429", retry_after)] * times)
 
+    def stall(self, method: str) -> anyio.Event:
+        """Hold the next call of `method` unanswered (Slack has it, its caller waits for the reply) until the event
+        returned is set: a delivery in flight, for a test that kills the caller meanwhile."""
+        release = anyio.Event()
+        self._scripts.setdefault(method, []).append(("stall", release))
+        return release
+
     # --- reading what happened -------------------------------------------------------------------------------------
 
     def message_ts(self) -> str:
@@ -78,6 +85,9 @@ class FakeSlack:
         self._changed = anyio.Event()
         if request.headers.get("Authorization") != f"Bearer {TOKEN}":
             return web.json_response({"ok": False, "error": "invalid_auth"})
+        if kind == "stall":
+            assert isinstance(value, anyio.Event)
+            await value.wait()
         if kind == "429":
             return web.json_response(
                 {"ok": False, "error": "ratelimited"}, status=429, headers={"Retry-After": str(value)}
