@@ -22,48 +22,12 @@ from core.agents import Agent
 from core.types import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
-    AskUserQuestionIntent,
     AskUserQuestionItem,
     AskUserQuestionOption,
 )
+from tests.bot.store_backends import answer, record
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
-
-
-def two_questions() -> list[AskUserQuestionItem]:
-    return [
-        AskUserQuestionItem(
-            id="deploy",
-            question="Ship the plan?",
-            detail="1. migrate\n2. deploy",
-            header="Plan review",
-            options=[AskUserQuestionOption(label="Approve", description="go ahead"), AskUserQuestionOption(label="No")],
-            intent=AskUserQuestionIntent(kind="plan-review", approve="Approve"),
-        ),
-        AskUserQuestionItem(
-            id="regions",
-            question="Which regions?",
-            options=[AskUserQuestionOption(label="eu"), AskUserQuestionOption(label="us")],
-            multi_select=True,
-        ),
-    ]
-
-
-def record(**overrides: Any) -> QuestionRecord:
-    fields: dict[str, Any] = {
-        "agent": AgentRef(id="builder-1", name="Builder", labels={"team": "infra", "env": "prod"}),
-        "questions": two_questions(),
-    }
-    return QuestionRecord(**(fields | overrides))
-
-
-def answer(label: str = "Approve") -> AskUserQuestionAnswer:
-    return AskUserQuestionAnswer(
-        answers=[
-            AskUserQuestionAnswerItem(id="deploy", selected=[label]),
-            AskUserQuestionAnswerItem(id="regions", selected=["eu"], custom="and ap-south"),
-        ]
-    )
 
 
 def kinds_of(store: Store, question_id: str) -> list[str]:
