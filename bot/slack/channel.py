@@ -29,6 +29,7 @@ from bot.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unr
 from bot.routing import Route
 from bot.slack import ids
 from bot.slack.http import events_handler
+from bot.slack.metadata import posted_question, question_metadata
 from bot.slack.modal import render_answer_modal, render_notice_view
 from bot.slack.parse import Answer as Chosen
 from bot.slack.parse import (
@@ -66,6 +67,8 @@ EVENTS_PATH = "/slack/events"
 COMMAND = "/handraise"
 """The slash command that lists the questions waiting for the person who types it."""
 WAITING_SCANNED = 200
+LOOKUP_MARGIN_SECONDS = 300
+"""How far before a question's creation its lost post is looked for (clocks differ between replicas and Slack)."""
 AUTHORISE_SECONDS = 2
 """How long a user-group lookup may take before the click is refused (Slack wants an ack within 3 s)."""
 
@@ -147,7 +150,7 @@ class SlackChannel(Channel):
             try:
                 channel = await self.transport.open_dm(destination) if subscription.user else destination
                 target, thread_ts = root if root is not None else (channel, None)
-                posted, ts = await self._post_to_the_end(target, message, thread_ts)
+                posted, ts = await self._post_to_the_end(target, message, thread_ts, question.id)
             except SlackCallError as failure:
                 advice = ADVICE.get(failure.slack_error, "see Slack's documentation of this error").format(
                     token_env=self.settings.bot_token_env, api_url=self.settings.api_url
@@ -158,12 +161,45 @@ class SlackChannel(Channel):
             self.threads.posted(question.id, agent, ref)
         return Sent(key=ref.key, ref=ref)
 
-    async def _post_to_the_end(self, channel: str, message: SlackMessage, thread_ts: str | None) -> tuple[str, str]:
+    async def find_sent(self, question: QuestionRecord, route: Route) -> Sent | None:
+        """The question's message when an earlier `deliver` posted it, found by its metadata in the conversation's
+        history since shortly before the question was asked. None (so it is posted again, with one warning) when
+        the app may not read the history (channels:history, groups:history, im:history) or Slack fails."""
+        subscription = route.subscription
+        if not isinstance(subscription, SlackSubscription):
+            return None
+        destination = subscription.channel or subscription.user or ""
+        agent = question.agent.id if question.agent is not None and subscription.thread == "agent" else None
+        async with self.threads.agents.lock(agent, destination):
+            root = await self.threads.agent_thread(self.ledger, question.id, agent, destination) if agent else None
+            try:
+                channel = await self.transport.open_dm(destination) if subscription.user else destination
+                target, thread_ts = root if root is not None else (channel, None)
+                if target.startswith("#"):
+                    raise SlackCallError("conversations.history", "channel_named", "give the channel's id (C…)")
+                oldest = question.created_at.timestamp() - LOOKUP_MARGIN_SECONDS
+                messages = await self.transport.history(target, oldest=oldest, thread_ts=thread_ts)
+                ts = posted_question(messages, question.id, await self.transport.bot_id())
+            except SlackCallError as failure:
+                log.warning(
+                    "slack: cannot look for question %s's earlier post at %s: %s", question.id, destination, failure
+                )
+                return None
+            if ts is None:
+                return None
+            ref = ids.SlackRef(channel=target, ts=ts, thread_ts=thread_ts, destination=destination)
+            self.threads.posted(question.id, agent, ref)
+        return Sent(key=ref.key, ref=ref)
+
+    async def _post_to_the_end(
+        self, channel: str, message: SlackMessage, thread_ts: str | None, question_id: str
+    ) -> tuple[str, str]:
         # A post cut short by the agent cancelling would leave a message nobody can retract: finish it (the
         # transport bounds it), so that the base records the delivery and then shows it cancelled.
         result: tuple[str, str] | None = None
         with anyio.CancelScope(shield=True):
-            result = await self.transport.post_message(channel, message, thread_ts=thread_ts)
+            metadata = question_metadata(question_id)
+            result = await self.transport.post_message(channel, message, thread_ts=thread_ts, metadata=metadata)
         assert result is not None
         return result
 

@@ -32,6 +32,9 @@ REQUEST_SECONDS = 10
 """One HTTP request to Slack."""
 CALL_SECONDS = 60
 """One API call, retries and Retry-After waits included."""
+HISTORY_PAGES = 5
+"""How many pages of history a lookup for an unrecorded post reads, at most."""
+HISTORY_PAGE_SIZE = 200
 GROUP_CACHE_SECONDS = 60
 """How long a user group's member list is trusted; removing someone from the group takes effect within this."""
 
@@ -82,6 +85,7 @@ class SlackTransport:
         self._dms: dict[str, str] = {}
         self._groups: dict[str, tuple[float, frozenset[str]]] = {}
         self._emails: dict[str, str | None] = {}
+        self._bot_id: str | None = None
 
     async def _call(self, method: str, call: Callable[[], Awaitable[AsyncSlackResponse]]) -> dict[str, Any]:
         try:
@@ -109,9 +113,15 @@ class SlackTransport:
         return self._dms[user]
 
     async def post_message(
-        self, channel: str, message: SlackMessage, *, thread_ts: str | None = None
+        self,
+        channel: str,
+        message: SlackMessage,
+        *,
+        thread_ts: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> tuple[str, str]:
-        """Post `message`; returns the conversation id (Slack resolves `#names`) and the message's ts."""
+        """Post `message` (with message `metadata`, to find it again); returns the conversation id (Slack resolves
+        `#names`) and the message's ts."""
         data = await self._call(
             "chat.postMessage",
             lambda: self.client.chat_postMessage(
@@ -121,12 +131,63 @@ class SlackTransport:
                 thread_ts=thread_ts,
                 unfurl_links=False,
                 unfurl_media=False,
+                metadata=metadata,
             ),
         )
         posted_channel, ts = data.get("channel"), data.get("ts")
         if not isinstance(posted_channel, str) or not isinstance(ts, str):
             raise SlackCallError("chat.postMessage", "invalid_response")
         return posted_channel, ts
+
+    async def bot_id(self) -> str:
+        """The bot id the app's own messages carry (`auth.test`, cached)."""
+        if self._bot_id is None:
+            data = await self._call("auth.test", lambda: self.client.auth_test())
+            bot_id = data.get("bot_id")
+            if not isinstance(bot_id, str) or not bot_id:
+                raise SlackCallError("auth.test", "invalid_response")
+            self._bot_id = bot_id
+        return self._bot_id
+
+    async def history(
+        self, channel: str, *, oldest: float, thread_ts: str | None = None, pages: int = HISTORY_PAGES
+    ) -> list[object]:
+        """The messages in `channel` (in thread `thread_ts` when given) since `oldest`, metadata included, at most
+        `pages` pages of HISTORY_PAGE_SIZE (newest first for a channel)."""
+        messages: list[object] = []
+        cursor: str | None = None
+        for _ in range(pages):
+            data = await self._history_page(channel, f"{oldest:.6f}", thread_ts, cursor)
+            page = data.get("messages")
+            if isinstance(page, list):
+                messages.extend(page)  # pyright: ignore[reportUnknownArgumentType]
+            meta = data.get("response_metadata")
+            cursor = meta.get("next_cursor") if isinstance(meta, dict) else None  # pyright: ignore
+            if not isinstance(cursor, str) or not cursor or not data.get("has_more", True):
+                break
+        return messages
+
+    async def _history_page(
+        self, channel: str, oldest: str, thread_ts: str | None, cursor: str | None
+    ) -> dict[str, Any]:
+        if thread_ts is None:
+            return await self._call(
+                "conversations.history",
+                lambda: self.client.conversations_history(
+                    channel=channel, oldest=oldest, include_all_metadata=True, limit=HISTORY_PAGE_SIZE, cursor=cursor
+                ),
+            )
+        return await self._call(
+            "conversations.replies",
+            lambda: self.client.conversations_replies(
+                channel=channel,
+                ts=thread_ts,
+                oldest=oldest,
+                include_all_metadata=True,
+                limit=HISTORY_PAGE_SIZE,
+                cursor=cursor,
+            ),
+        )
 
     async def update_message(self, channel: str, ts: str, message: SlackMessage) -> None:
         await self._call(

@@ -24,7 +24,12 @@ class Call:
 
 
 class FakeSlack:
-    """Answers `auth.test`, `chat.*`, `views.open`, `conversations.open`, `users.info` and `usergroups.users.list`."""
+    """Answers `auth.test`, `chat.*`, `views.open`, `conversations.open`, `conversations.history`,
+    `conversations.replies`, `users.info` and `usergroups.users.list`.
+
+    Posted messages are kept per conversation (with their metadata) for the two history methods, which serve them
+    newest first in one page and return metadata only with `include_all_metadata`; their `ts` are not wall-clock
+    times, so `oldest` is recorded with the call but does not filter."""
 
     def __init__(self) -> None:
         self.calls: list[Call] = []
@@ -32,6 +37,7 @@ class FakeSlack:
         self.groups: dict[str, list[str]] = {}
         self.emails: dict[str, str] = {}
         self.url = ""
+        self.messages: dict[str, list[dict[str, Any]]] = {}
         self._scripts: dict[str, list[tuple[str, Any]]] = {}
         self._ts = itertools.count(1)
         self._changed = anyio.Event()
@@ -52,6 +58,10 @@ class FakeSlack:
         release = anyio.Event()
         self._scripts.setdefault(method, []).append(("stall", release))
         return release
+
+    def add_message(self, channel: str, message: dict[str, Any]) -> None:
+        """Put a message someone else posted (another app, a person) into `channel`'s history."""
+        self.messages.setdefault(channel, []).append(message)
 
     # --- reading what happened -------------------------------------------------------------------------------------
 
@@ -104,7 +114,16 @@ class FakeSlack:
             channel = self.channels.get(name) if name.startswith("#") else name
             if channel is None:
                 return {"ok": False, "error": "channel_not_found"}
-            return {"channel": channel, "ts": f"1700000000.{next(self._ts):06d}", "message": {"text": args.get("text")}}
+            ts = f"1700000000.{next(self._ts):06d}"
+            message: dict[str, Any] = {"type": "message", "ts": ts, "text": args.get("text"), "bot_id": "B0BOT"}
+            if args.get("thread_ts"):
+                message["thread_ts"] = args["thread_ts"]
+            if args.get("metadata"):
+                message["metadata"] = args["metadata"]
+            self.add_message(channel, message)
+            return {"channel": channel, "ts": ts, "message": {"text": args.get("text")}}
+        if method in ("conversations.history", "conversations.replies"):
+            return {"messages": self._history(method, args), "has_more": False}
         if method == "chat.update":
             return {"channel": args.get("channel"), "ts": args.get("ts")}
         if method == "chat.postEphemeral":
@@ -120,6 +139,16 @@ class FakeSlack:
         if method == "views.open":
             return {"view": {"id": "V0VIEW"} | args.get("view", {})}
         return {}
+
+    def _history(self, method: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+        posted = self.messages.get(str(args.get("channel")), [])
+        if method == "conversations.replies":
+            thread = str(args.get("ts"))
+            chosen = [m for m in posted if thread in (m.get("ts"), m.get("thread_ts"))]
+        else:
+            chosen = [m for m in reversed(posted) if m.get("thread_ts") in (None, m.get("ts"))]
+        with_metadata = str(args.get("include_all_metadata")).lower() in ("1", "true")
+        return [m if with_metadata else {k: v for k, v in m.items() if k != "metadata"} for m in chosen]
 
 
 async def _arguments(request: web.Request) -> dict[str, Any]:
