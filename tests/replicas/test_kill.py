@@ -47,7 +47,7 @@ api_url = "{slack_url}"
 
 [[slack.subscriptions]]
 agents = ["escalate-*", "slack-*"]
-channel = "#deploys"
+channel = "C0DEPLOY"
 thread = "request"
 """
 
@@ -92,7 +92,7 @@ async def test_a_killed_replicas_questions_end_once_and_its_timers_fire_once_on_
                 assert audit[question_id, "escalated"] == 1, question_id
             posts = Counter(_asking(post) for post in slack.calls_to("chat.postMessage"))
             assert posts["Escalate 0?"] == posts["Escalate 1?"] == 1, posts
-            assert 1 <= posts["Post me?"] <= 2, posts  # at least once more after the kill; a crash may double it
+            assert posts["Post me?"] == 1, posts  # found by its metadata after the kill, not posted again
             assert [b.alive, c.alive] == [True, True]
 
 
