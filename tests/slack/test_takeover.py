@@ -11,6 +11,7 @@ import pytest
 from bot.records import AgentRef, QuestionRecord
 from bot.slack.metadata import EVENT_TYPE, question_metadata
 from bot.slack.render import render_question
+from bot.slack.settings import SlackSubscription
 from core import AskUserQuestionRequest
 from tests.background_ask import Asked, ask_in_background
 from tests.bot.fakes import sync_store
@@ -26,7 +27,9 @@ YES_NO = item(options=["Yes (Recommended)", "No"])
 NOT_RECORDED = "began but was not recorded; sending it again"
 
 
-async def _begun_but_unrecorded(rig: SlackRig, *, post: bool = True) -> tuple[QuestionRecord, str | None]:
+async def _begun_but_unrecorded(
+    rig: SlackRig, *, post: bool = True, to: str = CHANNEL
+) -> tuple[QuestionRecord, str | None]:
     """A question whose sender recorded the intent, (with `post`) had Slack post it, and died before recording the
     delivery; returns it and the ts of its post."""
     agent = AgentRef.from_agent(rig.agent)
@@ -37,7 +40,7 @@ async def _begun_but_unrecorded(rig: SlackRig, *, post: bool = True) -> tuple[Qu
     if not post:
         return record, None
     message = render_question(record, mentions=[])
-    _, ts = await rig.channel.transport.post_message(CHANNEL, message, metadata=question_metadata(record.id))
+    _, ts = await rig.channel.transport.post_message(to, message, metadata=question_metadata(record.id))
     return record, ts
 
 
@@ -107,6 +110,26 @@ async def test_a_question_never_posted_is_posted_after_the_lookup(tmp_path: Path
         await _delivered_key(rig, record)
         assert len(rig.fake.calls_to("conversations.history")) == 1
         assert len(rig.fake.calls_to("chat.postMessage")) == 1
+
+
+async def test_a_dm_question_posted_but_not_recorded_is_found_in_the_dm(tmp_path: Path) -> None:
+    async with slack_rig(tmp_path, SlackSubscription.model_validate({"user": "U0ALICE"})) as rig:
+        dm = await rig.channel.transport.open_dm("U0ALICE")
+        record, ts = await _begun_but_unrecorded(rig, to=dm)
+        _take_over(rig, record)
+        assert await _delivered_key(rig, record) == f"{dm}:{ts}"
+        assert len(rig.fake.calls_to("chat.postMessage")) == 1
+
+
+async def test_a_channel_named_by_name_cannot_be_looked_up_and_is_posted_again_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with slack_rig(tmp_path, subscription(channel="#deploys")) as rig:
+        record, _ = await _begun_but_unrecorded(rig)
+        _take_over(rig, record)
+        await _delivered_key(rig, record)
+        assert len(rig.fake.calls_to("chat.postMessage")) == 2
+    assert f"cannot look for question {record.id}'s earlier post at #deploys" in caplog.text
 
 
 HOSTILE: list[dict[str, Any]] = [
