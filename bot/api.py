@@ -232,7 +232,11 @@ def openapi_document() -> dict[str, Any]:
                         "422": reply(
                             "EMPTY_QUESTIONS, BAD_INTENT, NO_PROVIDER or BAD_REQUEST (names the field)", error
                         ),
-                        "503": reply("STORE_UNAVAILABLE: the store cannot write; nothing was asked", error),
+                        "503": reply(
+                            "STORE_UNAVAILABLE (the store cannot write) or STOPPING (this process is stopping); "
+                            "nothing was asked",
+                            error,
+                        ),
                     },
                 },
                 "get": {"summary": "Recent questions", "responses": {"200": reply("Questions", {"type": "object"})}},

@@ -150,6 +150,10 @@ class Ledger:
     def get(self, question_id: str) -> PendingQuestion | None:
         return self._by_id.get(question_id)
 
+    def held_ids(self) -> list[str]:
+        """The questions held here (asked here, or resumed): this replica runs them."""
+        return list(self._by_id)
+
     # --- resolving -----------------------------------------------------------------------------------------
 
     async def submit(

@@ -134,9 +134,9 @@ async def running(
 
         async def keep_replica() -> None:
             try:
-                await replica.run(take_over)
+                await replica.run(take_over, installation.ledger.held_ids)
             except LeaseLost as lost:
-                lease_lost.append(lost)  # fail-stop: raised once everything here has stopped
+                lease_lost.append(lost)  # its questions were taken: raised once everything here has stopped
                 tasks.cancel_scope.cancel()
 
         async with anyio.create_task_group() as tasks:

@@ -38,6 +38,13 @@ STATUS_OF_ERROR: dict[str, QuestionStatus] = {
 }
 
 
+class Stopping(StoreUnavailable):
+    """An ask reached a `serve` process that is stopping (shut down, or its lease was lost): nothing was stored, so
+    the agent may ask again (answered 503, like a store that cannot write)."""
+
+    code = "STOPPING"
+
+
 class RemoteQuestions:
     def __init__(
         self, ctx: Context, ledger: Ledger, router: Router, tasks: TaskBag, *, store_retry: float = STORE_RETRY_SECONDS
@@ -55,8 +62,14 @@ class RemoteQuestions:
         """Check, record and start asking; returns the pending record at once.
 
         Raises UserQuestionError for what `ask()` would refuse (EMPTY_QUESTIONS, BAD_INTENT) and NO_PROVIDER when no
-        configured channel takes this agent's questions — before anything is stored.
+        configured channel takes this agent's questions, and Stopping while this process stops — before anything is
+        stored.
         """
+        if self._ledger.closing:
+            raise Stopping(
+                "this handraise replica is stopping; nothing was asked; ask again (another replica, or this one "
+                "once it is started again)"
+            )
         request = AskUserQuestionRequest(questions=questions)
         self._service().check(request)
         if not self._router.routes(agent):
@@ -64,7 +77,8 @@ class RemoteQuestions:
         record = QuestionRecord(agent=agent, questions=questions, origin="api", created_at=self._ledger.clock.now())
         await self._ledger.store.create_question(record)
         await self._ledger.announce(record)
-        self._start(record, new=True)
+        if not self._ledger.closing:  # else stored and pending: the next owner (or this one restarted) runs it
+            self._start(record, new=True)
         return record
 
     def resume(self, records: list[QuestionRecord]) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Protocol, cast
 
 import anyio
@@ -25,10 +25,13 @@ if TYPE_CHECKING:
 Claimed = Callable[[list[QuestionRecord]], Awaitable[None]]
 """Called with pending questions this replica has just taken over (from a dead replica, or a previous run)."""
 
+Held = Callable[[], Collection[str]]
+"""The ids of the questions this replica runs now: checked when its lease ran out, before it takes the lease again."""
+
 
 class LeaseLost(StoreError):
-    """This replica's lease ran out before it could renew it: another replica may already run its questions, so it
-    stops rather than run them twice."""
+    """This replica's lease ran out before it could renew it and another replica took some of its questions
+    meanwhile: it stops rather than run them twice."""
 
     code = "LEASE_LOST"
 
@@ -50,8 +53,9 @@ class Replica(Protocol):
         """Take over the pending questions nobody alive runs; returns them (the caller resumes them)."""
         ...
 
-    async def run(self, claimed: Claimed) -> None:
-        """Keep this replica alive and take over orphans as they appear, until cancelled. Raises LeaseLost."""
+    async def run(self, claimed: Claimed, held: Held) -> None:
+        """Keep this replica alive and take over orphans as they appear, until cancelled. Raises LeaseLost when its
+        lease ran out and one of the questions in `held()` was taken meanwhile."""
         ...
 
     async def run_alone(self, name: str, body: Callable[[], Awaitable[None]]) -> None:
@@ -85,7 +89,7 @@ class SingleProcess:
         self._claimed = True
         return await self._store.list_questions(status="pending", newest_first=False, limit=1_000_000)
 
-    async def run(self, claimed: Claimed) -> None:
+    async def run(self, claimed: Claimed, held: Held) -> None:
         await anyio.sleep_forever()
 
     async def run_alone(self, name: str, body: Callable[[], Awaitable[None]]) -> None:

@@ -1,18 +1,22 @@
 """Replicas on PostgreSQL: a lease per `serve` process, question ownership, orphan claiming, singleton leadership.
 
 Every replica has a row in `replicas` whose `alive_until` it pushes forward every third of the lease. Times are the
-database's (`now()`), so replicas' clocks need not agree. A renewal that finds the lease already run out stops the
-replica (LeaseLost): another one may have claimed its questions meanwhile, and running them twice is worse than
-stopping. Every half lease (and at start) a replica claims, in batches and without waiting on the others (`FOR
-UPDATE SKIP LOCKED`), the pending questions whose owner is not alive. Singletons run under a session advisory lock on
-a connection of their own: the lock goes with the connection when its holder dies.
+database's (`now()`), so replicas' clocks need not agree. A renewal that finds the lease already run out (the
+database was away longer than a lease, or this process stalled) takes it again when nobody took any of the questions
+this replica runs meanwhile, and stops the replica (LeaseLost) otherwise: running a question twice is worse than
+stopping. Every half lease (and at start) a live replica claims, in batches and without waiting on the others (`FOR
+UPDATE SKIP LOCKED`), the pending questions whose owner is not alive; after its own lease ran out it waits a lease
+before claiming, so replicas back from the same outage take their own leases again first. Claims and lease re-takes
+exclude each other with a transaction advisory lock (shared by claims): a claim's statement that judged an owner dead
+cannot still be running when that owner checks its questions. Singletons run under a session advisory lock on a
+connection of their own: the lock goes with the connection when its holder dies.
 """
 
 from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 import anyio
@@ -20,9 +24,9 @@ import psycopg
 from psycopg import AsyncConnection
 
 from bot.records import QuestionRecord
-from bot.replica import Claimed, LeaseLost, new_replica_id
+from bot.replica import Claimed, Held, LeaseLost, new_replica_id
 from bot.store_pg import PostgresStore
-from bot.store_pg_schema import LEADER_LOCKS
+from bot.store_pg_schema import CLAIM_LOCK, LEADER_LOCKS
 from bot.store_schema import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -35,6 +39,7 @@ UPDATE questions SET owner = %(me)s WHERE id IN (
     SELECT q.id FROM questions q
     WHERE q.status = 'pending' AND (q.owner IS NULL OR NOT EXISTS (
         SELECT 1 FROM replicas r WHERE r.id = q.owner AND r.alive_until > now()))
+    AND EXISTS (SELECT 1 FROM replicas r WHERE r.id = %(me)s AND r.alive_until > now())
     ORDER BY q.created_at
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
@@ -52,6 +57,8 @@ class PostgresReplica:
         self.heartbeat = lease_seconds / 3
         """Seconds between renewals; also how often a waiting replica asks for a singleton's lock."""
         self.claim_every = lease_seconds / 2
+        self._claim_after = 0.0
+        """Event-loop time before which the orphan loop does not claim (a lease after this replica's own ran out)."""
 
     @property
     def id(self) -> str:
@@ -71,34 +78,58 @@ class PostgresReplica:
         claimed: list[QuestionRecord] = []
         while True:
             async with self._store.transaction() as db:
+                # Its own statement, so the claim's snapshot comes after any lease re-take it waited for.
+                await db.execute("SELECT pg_advisory_xact_lock_shared(%s, %s)", CLAIM_LOCK)
                 cursor = await db.execute(_CLAIM, {"me": self._id, "batch": CLAIM_BATCH})
                 rows = await cursor.fetchall()
             claimed += [QuestionRecord.model_validate_json(row[0]) for row in rows]
             if len(rows) < CLAIM_BATCH:
                 return claimed
 
-    async def renew(self) -> None:
-        """Push the lease forward. Raises LeaseLost when it had already run out (this replica was taken for dead)."""
+    async def renew(self, held: Collection[str]) -> None:
+        """Push the lease forward. When it had already run out, take it again if every question in `held` (the ones
+        this replica runs) is still this replica's; raises LeaseLost when one was taken meanwhile."""
         async with self._store.transaction() as db:
             cursor = await db.execute(
                 "UPDATE replicas SET alive_until = now() + %s * interval '1 s' WHERE id = %s AND alive_until > now()",
                 (self.lease, self._id),
             )
-            renewed = cursor.rowcount == 1
-        if not renewed:
-            raise LeaseLost(
-                f"replica {self._id} could not renew its lease within {self.lease:g} s ([store] lease_seconds), so "
-                "other replicas may have taken over its questions; it stops. Start it again (a longer lease helps "
-                "when the database or this machine stalls)"
+            if cursor.rowcount == 1:
+                return
+            # No claim runs while this is held, and every claim committed before shows in the owner column.
+            await db.execute("SELECT pg_advisory_xact_lock(%s, %s)", CLAIM_LOCK)
+            cursor = await db.execute(
+                "SELECT count(*) FROM questions WHERE id = ANY(%s) AND owner IS DISTINCT FROM %s",
+                (list(held), self._id),
             )
+            row = await cursor.fetchone()
+            taken = row[0] if row is not None else 0
+            if not taken:
+                await db.execute(
+                    "UPDATE replicas SET alive_until = now() + %s * interval '1 s' WHERE id = %s",
+                    (self.lease, self._id),
+                )
+        if taken:
+            raise LeaseLost(
+                f"replica {self._id} could not renew its lease within {self.lease:g} s ([store] lease_seconds) and "
+                f"another replica took {taken} of its questions meanwhile; it stops. Start it again (a longer lease "
+                "helps when the database or this machine stalls)"
+            )
+        self._claim_after = anyio.current_time() + self.lease
+        log.warning(
+            "replica %s: its lease ran out (the database was away or this process stalled for over %g s); nobody "
+            "took its questions; carrying on",
+            self._id,
+            self.lease,
+        )
 
-    async def run(self, claimed: Claimed) -> None:
+    async def run(self, claimed: Claimed, held: Held) -> None:
         lost: list[LeaseLost] = []
         async with anyio.create_task_group() as group:
 
             async def keep_alive() -> None:
                 try:
-                    await self._keep_alive()
+                    await self._keep_alive(held)
                 except LeaseLost as error:
                     lost.append(error)  # raised as itself below, not inside an exception group
                     group.cancel_scope.cancel()
@@ -111,6 +142,8 @@ class PostgresReplica:
     async def _claim_orphans(self, claimed: Claimed) -> None:
         while True:
             await anyio.sleep(self.claim_every)
+            if anyio.current_time() < self._claim_after:
+                continue
             try:
                 found = await self.claim()
             except StoreUnavailable as down:
@@ -120,11 +153,11 @@ class PostgresReplica:
                 log.info("replica %s took over %d pending question(s)", self._id, len(found))
                 await claimed(found)
 
-    async def _keep_alive(self) -> None:
+    async def _keep_alive(self, held: Held) -> None:
         while True:
             await anyio.sleep(self.heartbeat)
             try:
-                await self.renew()
+                await self.renew(held())
             except StoreUnavailable as down:
                 # The lease may still hold: the next renewal tells. LeaseLost is not caught.
                 log.warning("replica %s cannot renew its lease: %s", self._id, down.message)

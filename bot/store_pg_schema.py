@@ -122,6 +122,9 @@ MIGRATION_LOCK = (APPLICATION_ID, 1)
 """The advisory lock (two int4 keys) that serialises migrations between replicas."""
 AUDIT_LOCK = (APPLICATION_ID, 2)
 """The advisory lock held from an audit insert to its commit: see `PostgresStore._append`."""
+CLAIM_LOCK = (APPLICATION_ID, 3)
+"""The advisory lock claims of orphaned questions share, and a replica re-taking a lease that ran out holds alone
+(`bot.replica_pg`)."""
 LEADER_LOCKS = APPLICATION_ID + 1
 """The first key of the session advisory locks that elect one replica for a singleton (`bot.replica_pg`)."""
 

@@ -223,3 +223,13 @@ async def test_a_question_approved_by_two_names_both_in_resolved_by_and_approved
 
 
 ASK_APPROVE = {"questions": [{"id": "go", "question": "Ship?", "options": [{"label": "Approve"}, {"label": "No"}]}]}
+
+
+async def test_an_ask_reaching_a_stopping_process_gets_503_stopping_and_stores_nothing(tmp_path: Path) -> None:
+    async with program(config_for(tmp_path)) as (running, _):
+        running.installation.ledger.close()  # what stopping does first (a shutdown, or a lost lease)
+        status, body = await call("POST", f"{running.base_url}/v1/questions", ASK)
+        stored = await running.installation.ledger.store.list_questions()
+    assert (status, body["error"]["code"]) == (503, "STOPPING")
+    assert "ask again" in body["error"]["message"]
+    assert stored == []

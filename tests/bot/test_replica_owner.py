@@ -210,13 +210,48 @@ async def test_a_local_question_of_a_stopped_replica_is_cancelled_and_a_live_one
     assert kept is not None and kept.status == "pending"
 
 
-async def test_a_replica_whose_lease_ran_out_stops_with_lease_lost(tmp_path: Path, postgres_url: str) -> None:
+async def test_a_replica_whose_lease_ran_out_carries_on_when_nobody_took_its_questions(
+    tmp_path: Path, postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     async with replicas(tmp_path, postgres_url, 1) as (a,):
-        async with a.store.transaction() as db:
+        question_id = await a.ask()
+        await expire_lease(a)
+        await until_logged(caplog, "nobody took its questions; carrying on", 1)
+        item = AskUserQuestionAnswerItem(id="go", selected=["Yes"])
+        await a.running.installation.ledger.submit(question_id, {"go": item}, by="alice", via="web")
+        with anyio.fail_after(5):  # its waterfall, still running here, closes the answered question out
+            while question_id not in [record.id for record in a.channel.closed]:
+                await anyio.sleep(0.02)
+        assert not a.stopped.is_set()
+        assert await lease_holds(a)
+        assert await owner_of(a.store, question_id) == a.id
+
+
+async def test_a_replica_whose_lease_ran_out_and_whose_question_was_taken_stops_with_lease_lost(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    async with replicas(tmp_path, postgres_url, 2) as (a, b):
+        question_id = await a.ask()
+        async with a.store.transaction() as db:  # what b's claim does once a's lease has run out
             await db.execute("UPDATE replicas SET alive_until = now() - interval '1 s' WHERE id = %s", (a.id,))
+            await db.execute("UPDATE questions SET owner = %s WHERE id = %s", (b.id, question_id))
         with anyio.fail_after(5 * LEASE):
             await a.stopped.wait()
+        assert not b.stopped.is_set()
     assert a.lost is not None and f"replica {a.id} could not renew its lease" in a.lost.message
+    assert "another replica took 1 of its questions" in a.lost.message
+
+
+async def expire_lease(replica: Replica) -> None:
+    async with replica.store.transaction() as db:
+        await db.execute("UPDATE replicas SET alive_until = now() - interval '1 s' WHERE id = %s", (replica.id,))
+
+
+async def lease_holds(replica: Replica) -> bool:
+    async with replica.store.transaction() as db:
+        cursor = await db.execute("SELECT alive_until > now() FROM replicas WHERE id = %s", (replica.id,))
+        row = await cursor.fetchone()
+    return row is not None and bool(row[0])
 
 
 async def test_a_restarted_single_process_on_sqlite_does_not_escalate_twice(
