@@ -1,0 +1,94 @@
+"""A replica whose lease ran out (PostgreSQL away longer than a lease, or the process stalled): it claims nothing
+while dead, takes its lease again when nobody took its questions, and a claim in flight decides before it does."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import UTC, datetime
+
+import anyio
+import pytest
+
+from bot.records import QuestionRecord
+from bot.replica import LeaseLost
+from bot.replica_pg import PostgresReplica
+from bot.store_pg import PostgresStore
+from bot.store_pg_schema import CLAIM_LOCK
+from core import AskUserQuestionItem, AskUserQuestionOption
+
+pytestmark = pytest.mark.anyio
+
+LEASE = 60
+"""Seconds: nothing here waits for a lease; the tests end leases in the database."""
+
+QUESTION = AskUserQuestionItem(
+    id="go", question="Deploy v2?", options=[AskUserQuestionOption(label="Yes"), AskUserQuestionOption(label="No")]
+)
+
+
+@asynccontextmanager
+async def two_replicas(url: str) -> AsyncIterator[tuple[PostgresReplica, PostgresReplica, list[PostgresStore]]]:
+    async with AsyncExitStack() as stack:
+        started: list[PostgresReplica] = []
+        stores: list[PostgresStore] = []
+        for _ in range(2):
+            store = await PostgresStore.open(url)
+            stack.push_async_callback(store.close)
+            one = PostgresReplica(store, LEASE)
+            await one.start()
+            started.append(one)
+            stores.append(store)
+        yield started[0], started[1], stores
+
+
+async def ask(store: PostgresStore) -> str:
+    record = QuestionRecord(agent=None, questions=[QUESTION], origin="api", created_at=datetime.now(UTC))
+    await store.create_question(record)
+    return record.id
+
+
+async def expire(store: PostgresStore, *replicas: PostgresReplica) -> None:
+    async with store.transaction() as db:
+        for replica in replicas:
+            await db.execute("UPDATE replicas SET alive_until = now() - interval '1 s' WHERE id = %s", (replica.id,))
+
+
+async def test_a_replica_whose_lease_ran_out_claims_nothing_until_it_takes_its_lease_again(postgres_url: str) -> None:
+    async with two_replicas(postgres_url) as (x, y, (store, theirs)):
+        question_id = await ask(theirs)
+        await expire(store, x, y)
+        while_dead = await x.claim()
+        await x.renew([])
+        after = await x.claim()
+    assert while_dead == []
+    assert [record.id for record in after] == [question_id]
+
+
+async def test_a_lease_retake_waits_for_a_claim_in_flight_and_stops_when_it_took_a_question(postgres_url: str) -> None:
+    async with two_replicas(postgres_url) as (x, y, (store, other)):
+        question_id = await ask(store)
+        await expire(store, x)
+        outcome: list[LeaseLost] = []
+
+        async def retake() -> None:
+            try:
+                await x.renew([question_id])
+            except LeaseLost as lost:
+                outcome.append(lost)
+
+        async with anyio.create_task_group() as group, store.transaction() as claim:
+            await claim.execute("SELECT pg_advisory_xact_lock_shared(%s, %s)", CLAIM_LOCK)  # y's claim, in flight
+            group.start_soon(retake)
+            with anyio.fail_after(5):
+                while not await _waiting_for_claim_lock(other):  # x's re-take waits for the claim to commit
+                    await anyio.sleep(0.02)
+            await claim.execute("UPDATE questions SET owner = %s WHERE id = %s", (y.id, question_id))
+    assert len(outcome) == 1 and "another replica took 1 of its questions" in outcome[0].message
+
+
+async def _waiting_for_claim_lock(store: PostgresStore) -> bool:
+    async with store.transaction() as db:
+        cursor = await db.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+        row = await cursor.fetchone()
+    return row is not None and row[0] > 0
