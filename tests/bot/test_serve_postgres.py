@@ -9,6 +9,8 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,26 +63,10 @@ def test_serve_keeps_the_questions_it_acknowledges_in_postgresql(
     tmp_path: Path, postgres_server: PostgresServer, postgres_url: str
 ) -> None:
     port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "serve", "--config", str(write_config(tmp_path, port))],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=os.environ | {URL_ENV: postgres_url, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        assert server.stdout is not None
-        ready = next((line for line in server.stdout if "?token=" in line), None)  # the inbox link: it is up
-        assert ready is not None, "serve exited early: " + (server.stderr.read() if server.stderr else "")
+    with serving(tmp_path, port, postgres_url):
         status, body = post(port, ASK)
         assert status == 202
         question_id = json.loads(body)["id"]
-        server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=15) == 0
-    finally:
-        if server.poll() is None:
-            server.kill()
-        server.communicate(timeout=15)
     with postgres_server.admin(postgres_url.rsplit("/", 1)[1]) as db:
         row = db.execute("SELECT status FROM questions WHERE id = %s", (question_id,)).fetchone()
     assert row == ("pending",)
@@ -116,17 +102,8 @@ def test_serve_answers_503_while_postgresql_is_down_and_carries_on_once_it_is_ba
     tmp_path: Path, postgres_server: PostgresServer, postgres_url: str
 ) -> None:
     port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "serve", "--config", str(write_config(tmp_path, port))],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=os.environ | {URL_ENV: postgres_url, "PYTHONUNBUFFERED": "1"},
-    )
     asked: list[str] = []
-    try:
-        assert server.stdout is not None
-        assert next((line for line in server.stdout if "?token=" in line), None) is not None, "serve exited early"
+    with serving(tmp_path, port, postgres_url) as server:
         status, body = post(port, ASK)
         assert status == 202
         asked.append(json.loads(body)["id"])
@@ -143,15 +120,32 @@ def test_serve_answers_503_while_postgresql_is_down_and_carries_on_once_it_is_ba
         assert status == 202
         asked.append(json.loads(body)["id"])
         assert server.poll() is None
+    with postgres_server.admin(postgres_url.rsplit("/", 1)[1]) as db:
+        rows = db.execute("SELECT id FROM questions ORDER BY created_at").fetchall()
+    assert [row[0] for row in rows] == asked
+
+
+@contextmanager
+def serving(tmp_path: Path, port: int, url: str) -> Iterator[subprocess.Popen[str]]:
+    """A real `handraise serve` on `url`, up once it printed the inbox link; stopped with SIGTERM, which must exit 0."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "serve", "--config", str(write_config(tmp_path, port))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ | {URL_ENV: url, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert server.stdout is not None
+        ready = next((line for line in server.stdout if "?token=" in line), None)  # the inbox link: it is up
+        assert ready is not None, "serve exited early: " + (server.stderr.read() if server.stderr else "")
+        yield server
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=15) == 0
     finally:
         if server.poll() is None:
             server.kill()
         server.communicate(timeout=15)
-    with postgres_server.admin(postgres_url.rsplit("/", 1)[1]) as db:
-        rows = db.execute("SELECT id FROM questions ORDER BY created_at").fetchall()
-    assert [row[0] for row in rows] == asked
 
 
 def post(port: int, body: Any) -> tuple[int, str]:
