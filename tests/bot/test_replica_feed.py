@@ -195,6 +195,8 @@ async def test_each_change_reaches_every_replicas_watchers_once(tmp_path: Path, 
         go = AskUserQuestionAnswerItem(id="go", selected=["Yes"])
         when = AskUserQuestionAnswerItem(id="when", selected=["Now"])
         with anyio.fail_after(5):
+            while not heard["b"]:  # as in life: B shows the question before someone answers it there
+                await anyio.sleep(0.01)
             await b.installation.ledger.save_partial(question_id, go, by="ann", via="web")
             while len(heard["a"]) < 2:  # one change at a time, so that none is read together with the next
                 await anyio.sleep(0.01)
