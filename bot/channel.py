@@ -218,7 +218,8 @@ class ChannelAnswerer:
         ref |= {RESPONDERS_KEY: self.channel.responders(route), APPROVALS_KEY: route.approvals}
         if route.remind_every is not None:
             ref[REMIND_AT_KEY] = (self.ledger.clock.now() + route.remind_every).isoformat()
-        await store.add_delivery(pending.id, self.name, sent.key, ref)
+        with anyio.CancelScope(shield=True):  # it is out: recorded even if the agent stops waiting meanwhile
+            await store.add_delivery(pending.id, self.name, sent.key, ref)
 
     async def _wait(self, pending: PendingQuestion, route: Route, next_: Next) -> None:
         created = pending.record.created_at

@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -64,8 +64,10 @@ class Store:
         """Use `Store.open`; this only wraps an already-migrated connection."""
         self._db = connection
         self._path = path
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered by the writes of a group (`write_together`)
         self._barrier = barrier or DurabilityBarrier(None)
+        self._grouping = False
+        self._group_failure: StoreError | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, fsync: Fsync = os.fsync) -> Store:
@@ -105,6 +107,11 @@ class Store:
     def schema_version(self) -> int:
         with self._read() as db:
             return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+    @property
+    def commits(self) -> int:
+        """How many transactions this store has committed (a group of writes counts once): for benchmarks, tests."""
+        return self._barrier.commits
 
     def close(self) -> None:
         """Close the connection. Idempotent; any later call raises StoreError."""
@@ -434,10 +441,52 @@ class Store:
             except sqlite3.Error as error:
                 raise self._failure(error) from error
 
+    def write_together(self, writes: Sequence[Callable[[], Any]]) -> list[tuple[Any, Exception | None]]:
+        """Run several writes (calls of this store's write methods) as one transaction with one commit: group
+        commit, so that concurrent callers share the commit's cost instead of paying one each.
+
+        Each write runs in a savepoint of its own: one that raises is undone alone, and its error is returned in its
+        place as `(None, error)`; the others return `(result, None)`. Raises StoreError (nothing of any of them is
+        recorded) when the transaction itself fails: the disk is full, the file is damaged.
+        """
+        outcomes: list[tuple[Any, Exception | None]] = []
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._grouping, self._group_failure = True, None
+                try:
+                    for write in writes:
+                        try:
+                            outcomes.append((write(), None))
+                        except Exception as error:
+                            outcomes.append((None, error))
+                        if self._group_failure is None and not self._db.in_transaction:
+                            self._group_failure = StoreUnavailable(
+                                f"the handraise store at {self._path} lost a transaction; nothing was recorded"
+                            )
+                        if self._group_failure is not None:
+                            raise self._group_failure
+                    self._db.commit()
+                except BaseException:
+                    with suppress(sqlite3.Error):
+                        self._db.rollback()
+                    raise
+                finally:
+                    self._grouping = False
+            except sqlite3.Error as error:
+                raise self._failure(error) from error
+            self._barrier.committed()
+        return outcomes
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction holding the write lock from its first statement; rolled back on any error."""
+        """One write transaction holding the write lock from its first statement; rolled back on any error. Inside
+        `write_together`, a savepoint of the group's transaction instead."""
         with self._lock:
+            if self._grouping:
+                with self._savepoint() as db:
+                    yield db
+                return
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
@@ -451,6 +500,35 @@ class Store:
             except sqlite3.Error as error:
                 raise self._failure(error) from error
             self._barrier.committed()
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[sqlite3.Connection]:
+        db = self._db
+        try:
+            db.execute("SAVEPOINT grouped_write")
+        except sqlite3.Error as error:
+            raise self._group_failed(error) from error
+        try:
+            yield db
+        except BaseException as failure:
+            try:
+                db.execute("ROLLBACK TO grouped_write")
+                db.execute("RELEASE grouped_write")
+            except sqlite3.Error as error:
+                # SQLite ended the whole transaction on the disk's error (it does on some): the group fails as one.
+                raise self._group_failed(error) from failure
+            if isinstance(failure, sqlite3.Error):
+                raise self._failure(failure) from failure
+            raise
+        try:
+            db.execute("RELEASE grouped_write")
+        except sqlite3.Error as error:
+            raise self._group_failed(error) from error
+
+    def _group_failed(self, error: sqlite3.Error) -> StoreError:
+        failure = self._failure(error)
+        self._group_failure = self._group_failure or failure
+        return failure
 
     def _failure(self, error: sqlite3.Error) -> StoreError:
         # OperationalError is the disk's (full, read-only, I/O, locked too long); a bare DatabaseError is a damaged

@@ -7,14 +7,17 @@ serves several `handraise serve` replicas on one database. Both pass the same co
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from bot.records import Approval, AuditEvent, AuditKind, Delivery, QuestionRecord, QuestionStatus, Resolution
 from bot.store import Store
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
+
+T = TypeVar("T")
 
 
 class AsyncStore(Protocol):
@@ -111,13 +114,63 @@ class AsyncStore(Protocol):
 class SqliteStore:
     """The embedded default: `bot.store.Store` behind the asynchronous interface.
 
-    The calls stay synchronous inside (a local SQLite transaction takes microseconds, less than a hop to a thread);
-    only `durable()` waits, for the batched fsync.
+    The calls stay synchronous inside (a local SQLite transaction takes microseconds, less than a hop to a thread).
+    Writes are committed in groups under load: the first write of a turn of the event loop is made at once, as a
+    synchronous call; the writes asked for after it in the same turn run together at the start of the next one,
+    each in a savepoint, under one commit, and each caller resumes only once that commit is done. With many asks
+    and answers in flight that is one commit for many of them instead of one each; a write alone (a quiet bot, a
+    test) is made at once as before. `durable()` then waits for the batched fsync.
     """
 
     def __init__(self, store: Store) -> None:
         self.sync = store
         """The synchronous store underneath, for tools and tests that read the file directly."""
+        self._queued: list[tuple[Callable[[], Any], asyncio.Future[Any]]] = []
+        self._wrote_this_turn = False
+
+    async def _write(self, write: Callable[[], T]) -> T:
+        """Run `write` (a call of one of the sync store's write methods) with the other writes of this turn.
+
+        A write asked for is made even when its caller is cancelled before the group commits (the caller then sees
+        the cancellation), as a synchronous call would have been: what was sent is still recorded.
+        """
+        loop = asyncio.get_running_loop()
+        if not self._queued and not self._wrote_this_turn:
+            self._wrote_this_turn = True
+            loop.call_soon(self._next_turn)
+            return write()
+        future: asyncio.Future[T] = loop.create_future()
+        self._queued.append((write, future))
+        if len(self._queued) == 1:
+            # The first write queued leads: it lets the others of this turn queue up, then commits them all.
+            # (It yields rather than waiting on its future, so it never looks blocked while the commit is due.)
+            try:
+                await asyncio.sleep(0)
+            except BaseException:
+                self._flush()
+                future.exception()  # its caller is gone: nobody else would retrieve a failure
+                raise
+            self._flush()
+        return await future
+
+    def _next_turn(self) -> None:
+        self._wrote_this_turn = False
+
+    def _flush(self) -> None:
+        queued, self._queued = self._queued, []
+        if len(queued) == 1:  # alone: its own transaction, no savepoint
+            write, future = queued[0]
+            try:
+                _settle(future, write(), None)
+            except Exception as error:
+                _settle(future, None, error)
+            return
+        try:
+            outcomes = self.sync.write_together([write for write, _ in queued])
+        except Exception as failure:  # the transaction failed: nothing of any of them was recorded
+            outcomes = [(None, failure)] * len(queued)
+        for (_, future), (result, error) in zip(queued, outcomes, strict=True):
+            _settle(future, result, error)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> SqliteStore:
@@ -136,6 +189,7 @@ class SqliteStore:
         return self.sync.schema_version
 
     async def close(self) -> None:
+        self._flush()  # writes asked for in this turn are still made
         self.sync.close()
 
     async def durable(self) -> None:
@@ -145,7 +199,7 @@ class SqliteStore:
         return self.sync.integrity_ok()
 
     async def create_question(self, record: QuestionRecord) -> None:
-        self.sync.create_question(record)
+        await self._write(lambda: self.sync.create_question(record))
 
     async def get_question(self, id: str) -> QuestionRecord | None:
         return self.sync.get_question(id)
@@ -170,10 +224,10 @@ class SqliteStore:
     async def save_partial(
         self, id: str, item: AskUserQuestionAnswerItem, *, actor: str | None, channel: str
     ) -> QuestionRecord:
-        return self.sync.save_partial(id, item, actor=actor, channel=channel)
+        return await self._write(lambda: self.sync.save_partial(id, item, actor=actor, channel=channel))
 
     async def add_approval(self, id: str, approval: Approval) -> tuple[QuestionRecord, bool]:
-        return self.sync.add_approval(id, approval)
+        return await self._write(lambda: self.sync.add_approval(id, approval))
 
     async def resolve(
         self,
@@ -187,22 +241,24 @@ class SqliteStore:
         error_message: str | None = None,
         seen: QuestionRecord | None = None,
     ) -> Resolution:
-        return self.sync.resolve(
-            id,
-            status,
-            answer=answer,
-            by=by,
-            via=via,
-            error_code=error_code,
-            error_message=error_message,
-            seen=seen,
+        return await self._write(
+            lambda: self.sync.resolve(
+                id,
+                status,
+                answer=answer,
+                by=by,
+                via=via,
+                error_code=error_code,
+                error_message=error_message,
+                seen=seen,
+            )
         )
 
     async def add_delivery(self, question_id: str, channel: str, key: str, ref: dict[str, Any]) -> Delivery:
-        return self.sync.add_delivery(question_id, channel, key, ref)
+        return await self._write(lambda: self.sync.add_delivery(question_id, channel, key, ref))
 
     async def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
-        return self.sync.remind(question_id, channel, next_at=next_at)
+        return await self._write(lambda: self.sync.remind(question_id, channel, next_at=next_at))
 
     async def get_delivery(self, question_id: str, channel: str) -> Delivery | None:
         return self.sync.get_delivery(question_id, channel)
@@ -225,7 +281,9 @@ class SqliteStore:
         actor: str | None = None,
         detail: dict[str, Any] | None = None,
     ) -> AuditEvent:
-        return self.sync.audit(question_id, kind, channel=channel, actor=actor, detail=detail)
+        return await self._write(
+            lambda: self.sync.audit(question_id, kind, channel=channel, actor=actor, detail=detail)
+        )
 
     async def history(
         self,
@@ -241,7 +299,16 @@ class SqliteStore:
         )
 
     async def first_sight(self, channel: str, key: str, *, now: datetime | None = None) -> bool:
-        return self.sync.first_sight(channel, key, now=now)
+        return await self._write(lambda: self.sync.first_sight(channel, key, now=now))
 
     async def fire_once(self, question_id: str, name: str) -> bool:
-        return self.sync.fire_once(question_id, name)
+        return await self._write(lambda: self.sync.fire_once(question_id, name))
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: Exception | None) -> None:
+    if future.cancelled():  # its caller was cancelled meanwhile; the write stands
+        return
+    if error is None:
+        future.set_result(result)
+    else:
+        future.set_exception(error)

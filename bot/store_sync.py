@@ -56,6 +56,11 @@ class DurabilityBarrier:
         self.syncs = 0
         """How many fsync rounds have completed: a figure for benchmarks and tests."""
 
+    @property
+    def commits(self) -> int:
+        """How many commits it has counted: a figure for benchmarks and tests."""
+        return self._commits
+
     def committed(self) -> None:
         """Count one commit; call it after the COMMIT returned, before anyone learns of the write."""
         self._commits += 1
