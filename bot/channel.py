@@ -67,6 +67,11 @@ class Channel(ABC):
     base does the rest (routing, timers, who may answer, first answer wins, audit)."""
 
     name: ClassVar[str]
+    sends_out: ClassVar[bool] = True
+    """Whether `deliver` sends something outside handraise (a Slack message, a mail). Only then is the intent to
+    deliver recorded first, so that a replica taking the question over after a crash looks for what was sent
+    (`find_sent`) before sending again; a channel that shows questions from the store (the web inbox) just shows
+    it again."""
 
     def __init__(self) -> None:
         self._replies: Replies | None = None
@@ -203,7 +208,7 @@ class ChannelAnswerer:
             return  # resumed after a restart: the question is already on show
         # The intent, recorded before sending: whoever finds it without a delivery knows a message may be out.
         sent: Sent | None = None
-        if not await store.fire_once(pending.id, f"deliver:{self.name}"):
+        if self.channel.sends_out and not await store.fire_once(pending.id, f"deliver:{self.name}"):
             sent = await self.channel.find_sent(pending.record, route)
             if sent is None:
                 log.warning(

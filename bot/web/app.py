@@ -62,6 +62,7 @@ class WebInbox(Channel):
     """
 
     name = "web"
+    sends_out = False
 
     def __init__(self, ledger: Ledger, settings: WebSettings, *, token: str | None = None) -> None:
         super().__init__()
