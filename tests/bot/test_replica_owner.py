@@ -298,6 +298,27 @@ async def _begun_but_unrecorded(store: AsyncStore) -> QuestionRecord:
     return record
 
 
+async def test_the_web_inbox_shows_a_question_without_recording_an_intent_to_deliver(tmp_path: Path) -> None:
+    # It sends nothing out (it lists what the store holds), so a replica taking over has nothing to look for.
+    store = SqliteStore.open(tmp_path / "handraise.db")
+    async with running(config_for(tmp_path), store=store) as program:
+        record = await program.remote.ask([QUESTION], None)
+        await until_recorded(store, record.id, "delivered")
+    assert await store.get_delivery(record.id, "web") is not None
+    assert await store.fire_once(record.id, "deliver:web")  # nobody had
+    await store.close()
+
+
+async def test_a_channel_that_sends_out_records_its_intent_before_it_sends(tmp_path: Path) -> None:
+    store = SqliteStore.open(tmp_path / "handraise.db")
+    channel = RecordingChannel("web")
+    async with running(config_for(tmp_path), channels=[channel], store=store) as program:
+        record = await program.remote.ask([QUESTION], None)
+        await until_recorded(store, record.id, "delivered")
+    assert channel.delivered and not await store.fire_once(record.id, "deliver:web")
+    await store.close()
+
+
 async def test_a_delivery_begun_but_unrecorded_is_looked_up_instead_of_sent_again(tmp_path: Path) -> None:
     store = SqliteStore.open(tmp_path / "handraise.db")
     record = await _begun_but_unrecorded(store)
