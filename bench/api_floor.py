@@ -1,19 +1,22 @@
 """Asks/s and answers/s of handraise beside the floor: a bare aiohttp + SQLite handler with the same durability.
 
-Run: `uv run python bench/api_floor.py [ROUNDS] [PER_ROUND]`. Starts two servers in subprocesses on fresh stores:
-`handraise serve` (web inbox only) and the floor (below: parse the same JSON and insert one row; parse the same form
-and answer the row with one conditional UPDATE; WAL, `synchronous = NORMAL`, and an fsync of the -wal file shared
-by every commit made before it started before each acknowledgement — the durability handraise gives). Each round
-asks PER_ROUND questions of each server with 32 concurrent clients, then answers them all, in alternating order
-(handraise first in even rounds, the floor first in odd ones). Prints each round, then the medians of the per-round
-ratios, and handraise's ask latency percentiles.
+Run: `uv run python bench/api_floor.py [--postgres] [ROUNDS] [PER_ROUND]`. Starts two servers in subprocesses on
+fresh stores: `handraise serve` (web inbox only) and the floor (below: parse the same JSON and insert one row; parse
+the same form and answer the row with one conditional UPDATE; WAL, `synchronous = NORMAL`, and an fsync of the -wal
+file shared by every commit made before it started before each acknowledgement — the durability handraise gives).
+Each round asks PER_ROUND questions of each server with 32 concurrent clients, then answers them all, in alternating
+order (handraise first in even rounds, the floor first in odd ones). Prints each round, then the medians of the
+per-round ratios, and handraise's ask latency percentiles.
+
+With `--postgres` (as root or a user who may run PostgreSQL), both run on PostgreSQL instead, each on a throwaway
+cluster of its own with fsync and synchronous_commit on: `serve` through `[store] url_env`, the floor as
+`bench/api_floor_pg.py` describes. It also prints the CPU the clusters' processes spent per request.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import secrets
 import sqlite3
@@ -21,15 +24,20 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 
 import aiohttp
+import api_floor_pg
 from aiohttp import web
-from serving import free_port, in_parallel, inbox_token, start_python, start_serve
+from serving import cpu_seconds, free_port, in_parallel, inbox_token, start_python, start_serve
 
 from bot.store_sync import DurabilityBarrier
 
 CONCURRENCY = 32
+URL_ENV = "HANDRAISE_DATABASE_URL"
 BODY = {"questions": [{"id": "go", "question": "Deploy build {n}?", "options": [{"label": "Yes"}, {"label": "No"}]}]}
 
 
@@ -83,22 +91,30 @@ def floor_app(path: str) -> web.Application:
 # --- the clients ---------------------------------------------------------------------------------------------------
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far: what a request costs, whatever else loads the machine."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+class Server:
+    """A server process under test: its base URL, its pid, and the CPU its database server spent so far if any."""
+
+    def __init__(self, base: str, pid: int, database: Callable[[], float] | None = None) -> None:
+        self.base = base
+        self.pid = pid
+        self.database = database
 
 
 class Target:
     """One server under test: asks, then answers what it asked."""
 
-    def __init__(self, name: str, base: str, http: aiohttp.ClientSession, csrf: str, pid: int) -> None:
+    def __init__(self, name: str, server: Server, http: aiohttp.ClientSession, csrf: str) -> None:
         self.name = name
-        self.base = base
+        self.server = server
+        self.base = server.base
         self.http = http
         self.csrf = csrf
-        self.pid = pid
         self.latencies: list[float] = []
+
+    def cpu(self) -> tuple[float, float]:
+        """CPU seconds so far of the server process, and of its database's processes (0 for SQLite: in-process)."""
+        database = self.server.database
+        return cpu_seconds(self.server.pid), database() if database else 0.0
 
     async def ask_many(self, count: int) -> tuple[float, list[str]]:
         ids = [""] * count
@@ -133,22 +149,32 @@ async def wait_delivered(http: aiohttp.ClientSession, base: str, ids: list[str])
             await asyncio.sleep(0.05)
 
 
-async def measure(rounds: int, per_round: int, handraise: tuple[str, int], token: str, floor: tuple[str, int]) -> None:
-    handraise_base, handraise_pid = handraise
-    floor_base, floor_pid = floor
+def per_request(spent: tuple[float, float], since: tuple[float, float], count: int) -> tuple[float, float]:
+    return (spent[0] - since[0]) / count, (spent[1] - since[1]) / count
+
+
+def print_cpu(label: str, kind: str, mine: list[float], bare: list[float]) -> None:
+    mine_, bare_ = statistics.median(mine), statistics.median(bare)
+    print(
+        f"{label} {kind:<6}  handraise {mine_ * 1e6:6.0f} µs   floor {bare_ * 1e6:5.0f} µs   ratio {bare_ / mine_:.2f}"
+    )
+
+
+async def measure(rounds: int, per_round: int, handraise: Server, token: str, floor: Server) -> None:
+    handraise_base = handraise.base
     headers = {"Authorization": f"Bearer {token}"}
     async with (
         aiohttp.ClientSession(headers=headers) as http,
         aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100)) as bare,
     ):
-        warm = Target("handraise", handraise_base, http, "", handraise_pid)
+        warm = Target("handraise", handraise, http, "")
         _, first = await warm.ask_many(1)
+        await wait_delivered(http, handraise_base, first)
         async with http.get(f"{handraise_base}/") as page:
             found = re.search(r'name="csrf" value="([^"]+)"', await page.text())
         assert found is not None, "could not read the inbox's CSRF token"
-        handraise_ = Target("handraise", handraise_base, http, found[1], handraise_pid)
-        floor_ = Target("floor", floor_base, bare, "", floor_pid)
-        await wait_delivered(http, handraise_base, first)
+        handraise_ = Target("handraise", handraise, http, found[1])
+        floor_ = Target("floor", floor, bare, "")
         await handraise_.answer_all(first)
         # Warm both (imports, caches, first -wal file) before anything is measured.
         for target in (handraise_, floor_):
@@ -158,7 +184,7 @@ async def measure(rounds: int, per_round: int, handraise: tuple[str, int], token
             await target.answer_all(ids)
         handraise_.latencies.clear()
         floor_.latencies.clear()
-        cpu: dict[tuple[str, str], list[float]] = {
+        cpu: dict[tuple[str, str], list[tuple[float, float]]] = {
             (name, kind): [] for name in ("handraise", "floor") for kind in ("ask", "answer")
         }
         ask_ratios: list[float] = []
@@ -172,15 +198,15 @@ async def measure(rounds: int, per_round: int, handraise: tuple[str, int], token
             asks: dict[str, float] = {}
             answers: dict[str, float] = {}
             for target in order:
-                before = cpu_seconds(target.pid)
+                before = target.cpu()
                 asks[target.name], ids = await target.ask_many(per_round)
                 await asyncio.sleep(0.5)  # an ask's CPU includes the delivery that runs after its 202
-                cpu[target.name, "ask"].append((cpu_seconds(target.pid) - before) / per_round)
+                cpu[target.name, "ask"].append(per_request(target.cpu(), before, per_round))
                 if target is handraise_:
                     await wait_delivered(http, handraise_base, ids)
-                before = cpu_seconds(target.pid)
+                before = target.cpu()
                 answers[target.name] = await target.answer_all(ids)
-                cpu[target.name, "answer"].append((cpu_seconds(target.pid) - before) / per_round)
+                cpu[target.name, "answer"].append(per_request(target.cpu(), before, per_round))
             ask_ratios.append(asks["handraise"] / asks["floor"])
             answer_ratios.append(answers["handraise"] / answers["floor"])
             print(
@@ -188,11 +214,13 @@ async def measure(rounds: int, per_round: int, handraise: tuple[str, int], token
                 f"{answers['handraise']:>19,.0f} {answers['floor']:>15,.0f} {answer_ratios[-1]:>6.2f}"
             )
         for kind in ("ask", "answer"):
-            mine, bare_ = statistics.median(cpu["handraise", kind]), statistics.median(cpu["floor", kind])
-            print(
-                f"server CPU per {kind:<6}  handraise {mine * 1e6:6.0f} µs   floor {bare_ * 1e6:5.0f} µs   "
-                f"ratio {bare_ / mine:.2f}"
-            )
+            mine, bare_ = cpu["handraise", kind], cpu["floor", kind]
+            postgres = handraise.database is not None
+            label = "server CPU per".ljust(16 if postgres else 0)
+            print_cpu(label, kind, [server for server, _ in mine], [server for server, _ in bare_])
+            if postgres:
+                print_cpu("postgres CPU per", kind, [db for _, db in mine], [db for _, db in bare_])
+                print_cpu("both CPU per".ljust(16), kind, [sum(each) for each in mine], [sum(each) for each in bare_])
         floor_latencies = sorted(floor_.latencies)
         latencies = sorted(handraise_.latencies)
         p50 = latencies[len(latencies) // 2] * 1000
@@ -206,24 +234,37 @@ async def measure(rounds: int, per_round: int, handraise: tuple[str, int], token
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["--floor"]:
-        port, path = int(sys.argv[2]), sys.argv[3]
-        web.run_app(floor_app(path), host="127.0.0.1", port=port, access_log=None, print=lambda text: print("ready"))
+    if sys.argv[1:2] in (["--floor"], ["--floor-postgres"]):
+        port, where = int(sys.argv[2]), sys.argv[3]
+        app = floor_app(where) if sys.argv[1] == "--floor" else api_floor_pg.floor_app(where)
+        web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=lambda text: print("ready"))
         return
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 6
-    per_round = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
-    with tempfile.TemporaryDirectory() as tmp:
+    postgres = sys.argv[1:2] == ["--postgres"]
+    arguments = sys.argv[2:] if postgres else sys.argv[1:]
+    rounds = int(arguments[0]) if len(arguments) > 0 else 6
+    per_round = int(arguments[1]) if len(arguments) > 1 else 2000
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as clusters:
         port, floor_port = free_port(), free_port()
         config = Path(tmp) / "config.toml"
-        config.write_text(f'[server]\nlisten = "127.0.0.1:{port}"\n[store]\npath = "{tmp}/handraise.db"\n')
-        server = start_serve(config, cwd=tmp)
-        floor = start_python([__file__, "--floor", str(floor_port), f"{tmp}/floor.db"], cwd=tmp)
+        store, env, floor_store = f'path = "{tmp}/handraise.db"\n', {}, f"{tmp}/floor.db"
+        handraise_database = floor_database = None
+        if postgres:
+            mine, url = clusters.enter_context(api_floor_pg.durable_cluster())
+            bare, floor_store = clusters.enter_context(api_floor_pg.durable_cluster())
+            store, env = store + f'url_env = "{URL_ENV}"\n', {URL_ENV: url}
+            handraise_database = partial(api_floor_pg.cluster_cpu_seconds, mine)
+            floor_database = partial(api_floor_pg.cluster_cpu_seconds, bare)
+        config.write_text(f'[server]\nlisten = "127.0.0.1:{port}"\n[store]\n{store}')
+        server = start_serve(config, cwd=tmp, env=env)
+        floor_mode = "--floor-postgres" if postgres else "--floor"
+        floor = start_python([__file__, floor_mode, str(floor_port), floor_store], cwd=tmp)
         try:
             assert server.stdout is not None and floor.stdout is not None
             token = inbox_token(server)
             assert "ready" in floor.stdout.readline()
-            handraise = (f"http://127.0.0.1:{port}", server.pid)
-            asyncio.run(measure(rounds, per_round, handraise, token, (f"http://127.0.0.1:{floor_port}", floor.pid)))
+            handraise = Server(f"http://127.0.0.1:{port}", server.pid, handraise_database)
+            bare_floor = Server(f"http://127.0.0.1:{floor_port}", floor.pid, floor_database)
+            asyncio.run(measure(rounds, per_round, handraise, token, bare_floor))
         finally:
             for process in (server, floor):
                 process.terminate()

@@ -21,6 +21,14 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def cpu_seconds(pid: int, *, reaped_children: bool = False) -> float:
+    """User + system CPU time of a process so far: what a request costs, whatever else loads the machine.
+    `reaped_children` adds that of its children that have ended and been waited for."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    times = fields[11:15] if reaped_children else fields[11:13]
+    return sum(int(ticks) for ticks in times) / os.sysconf("SC_CLK_TCK")
+
+
 def start_python(argv: list[str], **popen: Any) -> subprocess.Popen[str]:
     """This interpreter running `argv`, its stdout readable line by line as the lines come."""
     environment = os.environ | {"PYTHONUNBUFFERED": "1"} | popen.pop("env", {})
