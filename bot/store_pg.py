@@ -10,6 +10,7 @@ without a restart; while it is away, calls raise StoreUnavailable within the con
 from __future__ import annotations
 
 import json
+import select
 from collections.abc import AsyncIterator, Collection
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
@@ -111,7 +112,7 @@ class PostgresStore:
             max_size=max_connections,
             open=False,
             # A connection the server dropped (a restart) is found out before it is handed out, not by a failed call.
-            check=AsyncConnectionPool.check_connection,
+            check=_check_if_spoken_to,
             timeout=wait_seconds,
             # Give up a failing reconnection soon: the next call starts a fresh one at once, so a database that is
             # back is used within a call, not after an exponential backoff of minutes.
@@ -537,6 +538,20 @@ class PostgresStore:
         """One transaction, committed when the block ends and rolled back on any error."""
         async with self._connection() as db, db.transaction(), db.cursor() as cursor:
             yield cursor
+
+
+async def _check_if_spoken_to(connection: AsyncConnection[Any]) -> None:
+    """The pool's check before it hands out a connection, without a round trip for a healthy one.
+
+    An idle pooled connection has nothing to read: a server that ended the session (a restart, a terminated backend)
+    has sent its goodbye and closed the socket, which makes it readable. Only then is the connection tried with an
+    empty query, which fails and makes the pool replace it. The pool's own check, an empty query every time, cost a
+    round trip per store call: 6 of an ask's 24 round trips and 6 of an answer's 16 (bench/RESULTS.md).
+    """
+    readable = select.poll()
+    readable.register(connection.fileno(), select.POLLIN)
+    if readable.poll(0):
+        await AsyncConnectionPool.check_connection(connection)
 
 
 def _where(*filters: tuple[LiteralString, Any]) -> tuple[sql.Composable, list[Any]]:

@@ -186,6 +186,24 @@ async def test_a_restart_between_calls_is_not_noticed(postgres_server: PostgresS
         await store.close()
 
 
+async def test_pooled_connections_whose_sessions_the_server_ended_are_replaced_before_a_call_uses_them(
+    postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    store = await PostgresStore.open(postgres_url, wait_seconds=2)
+    try:
+        kept = record()
+        await store.create_question(kept)
+        with raw(postgres_server, postgres_url) as admin:
+            ended = admin.execute(
+                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchall()
+        assert ended and all(row == (True,) for row in ended)
+        assert await store.get_question(kept.id) == kept
+    finally:
+        await store.close()
+
+
 async def test_an_audit_event_waits_for_an_earlier_uncommitted_one_so_seq_order_is_commit_order(
     store: PostgresStore, postgres_server: PostgresServer, postgres_url: str
 ) -> None:
