@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import random
@@ -15,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from bot.records import QuestionRecord
@@ -173,3 +176,57 @@ def test_an_acknowledged_ask_and_answer_survive_kill_9(tmp_path: Path) -> None:
         waiting = store.get_question(asked)
     assert done is not None and done.status == "answered" and done.answered_via == "web"
     assert waiting is not None and waiting.status == "pending"
+
+
+def test_every_ask_and_answer_acknowledged_under_load_survives_kill_9(tmp_path: Path) -> None:
+    # 32 clients at once: most writes are grouped into shared commits. Killed mid-flood, every 202 and every 303
+    # given before the kill must be in the store afterwards.
+    store_path = tmp_path / "handraise.db"
+    server, port, token = serve(tmp_path, store_path)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        asked, answered = asyncio.run(flood_then_kill(base, token, server))
+    finally:
+        stop(server)
+    assert server.returncode == -signal.SIGKILL  # killed with answers in flight, not ended by itself
+    assert len(asked) >= 100 and len(answered) >= 20, (len(asked), len(answered))
+    with Store.open(store_path) as store:
+        lost = [question_id for question_id in asked if store.get_question(question_id) is None]
+        unanswered = [
+            id for id in answered if (record := store.get_question(id)) is None or record.status != "answered"
+        ]
+    assert lost == [] and unanswered == []
+
+
+async def flood_then_kill(base: str, token: str, server: subprocess.Popen[str]) -> tuple[list[str], list[str]]:
+    """Ask 200 questions and answer them, 32 at a time; SIGKILL the server while the answers are in flight."""
+    asked: list[str] = []
+    answered: list[str] = []
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http:
+
+        async def ask() -> None:
+            async with http.post(f"{base}/v1/questions", json=ASK) as reply:
+                assert reply.status == 202
+                asked.append((await reply.json())["id"])
+
+        for _ in range(200 // 32 + 1):
+            await asyncio.gather(*(ask() for _ in range(32)))
+        async with http.get(f"{base}/") as page:
+            found = re.search(r'name="csrf" value="([^"]+)"', await page.text())
+        assert found is not None
+        form = {"csrf": found[1], "q0": "0", "action": "send"}
+
+        async def answer(question_id: str) -> None:
+            with contextlib.suppress(aiohttp.ClientError):
+                async with http.post(f"{base}/questions/{question_id}/answer", data=form, allow_redirects=False) as r:
+                    if r.status == 303:
+                        answered.append(question_id)
+                        if len(answered) == 40:
+                            server.send_signal(signal.SIGKILL)
+
+        waiting = list(asked)
+        while waiting:
+            batch, waiting = waiting[:32], waiting[32:]
+            await asyncio.gather(*(answer(question_id) for question_id in batch))
+    server.wait(timeout=15)
+    return asked, answered
