@@ -450,32 +450,22 @@ class Store:
         recorded) when the transaction itself fails: the disk is full, the file is damaged.
         """
         outcomes: list[tuple[Any, Exception | None]] = []
-        with self._lock:
+        with self._lock, self._transaction() as db:
+            self._grouping, self._group_failure = True, None
             try:
-                self._db.execute("BEGIN IMMEDIATE")
-                self._grouping, self._group_failure = True, None
-                try:
-                    for write in writes:
-                        try:
-                            outcomes.append((write(), None))
-                        except Exception as error:
-                            outcomes.append((None, error))
-                        if self._group_failure is None and not self._db.in_transaction:
-                            self._group_failure = StoreUnavailable(
-                                f"the handraise store at {self._path} lost a transaction; nothing was recorded"
-                            )
-                        if self._group_failure is not None:
-                            raise self._group_failure
-                    self._db.commit()
-                except BaseException:
-                    with suppress(sqlite3.Error):
-                        self._db.rollback()
-                    raise
-                finally:
-                    self._grouping = False
-            except sqlite3.Error as error:
-                raise self._failure(error) from error
-            self._barrier.committed()
+                for write in writes:
+                    try:
+                        outcomes.append((write(), None))
+                    except Exception as error:
+                        outcomes.append((None, error))
+                    if self._group_failure is None and not db.in_transaction:
+                        self._group_failure = StoreUnavailable(
+                            f"the handraise store at {self._path} lost a transaction; nothing was recorded"
+                        )
+                    if self._group_failure is not None:
+                        raise self._group_failure
+            finally:
+                self._grouping = False
         return outcomes
 
     @contextmanager
@@ -486,20 +476,26 @@ class Store:
             if self._grouping:
                 with self._savepoint() as db:
                     yield db
-                return
+            else:
+                with self._transaction() as db:
+                    yield db
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE … COMMIT, counted for `durable()`; rolled back on any error. The caller holds the lock."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield self._db
-                    self._db.commit()
-                except BaseException:
-                    # A COMMIT that failed (disk full) leaves the transaction open; end it so the next write can begin.
-                    with suppress(sqlite3.Error):
-                        self._db.rollback()
-                    raise
-            except sqlite3.Error as error:
-                raise self._failure(error) from error
-            self._barrier.committed()
+                yield self._db
+                self._db.commit()
+            except BaseException:
+                # A COMMIT that failed (disk full) leaves the transaction open; end it so the next write can begin.
+                with suppress(sqlite3.Error):
+                    self._db.rollback()
+                raise
+        except sqlite3.Error as error:
+            raise self._failure(error) from error
+        self._barrier.committed()
 
     @contextmanager
     def _savepoint(self) -> Iterator[sqlite3.Connection]:
