@@ -7,6 +7,7 @@ types (`core.types`), which the store writes in their camelCase wire form.
 from __future__ import annotations
 
 import secrets
+import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -50,9 +51,23 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+_SORTABLE_DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+"""Base 62 in ASCII order, so that the text order of the ids is the order of their times."""
+
+
 def new_question_id() -> str:
-    """A fresh question id: `q_` and 16 url-safe random characters (96 bits, unguessable in a link)."""
-    return "q_" + secrets.token_urlsafe(12)
+    """A fresh question id: `q_`, the time in milliseconds (7 base-62 digits, so ids sort by when they were made),
+    and 16 url-safe random characters (96 bits, unguessable in a link).
+
+    The time first keeps the store's indexes on question ids (the questions, their deliveries, their audit events)
+    writing to the same few recent pages, instead of a random page per new question: a commit writes fewer pages.
+    """
+    stamp = time.time_ns() // 1_000_000
+    digits = []
+    for _ in range(7):
+        stamp, digit = divmod(stamp, 62)
+        digits.append(_SORTABLE_DIGITS[digit])
+    return "q_" + "".join(reversed(digits)) + secrets.token_urlsafe(12)
 
 
 class _Record(BaseModel):

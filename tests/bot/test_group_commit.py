@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.records import QuestionRecord
+from bot.records import QuestionRecord, Resolution
 from bot.store import Store, StoreError, StoreUnavailable
 from bot.store_interface import SqliteStore
 
@@ -133,12 +133,17 @@ async def test_a_write_is_made_even_when_its_caller_is_cancelled_before_the_comm
 async def test_first_answer_wins_among_answers_in_one_group(store: SqliteStore) -> None:
     original = record()
     await store.create_question(original)
-    _, *resolutions = await asyncio.gather(
-        first_write_of_the_turn(store),
-        *(store.resolve(original.id, "answered", answer=answer(), by=f"person-{n}", via="web") for n in range(5)),
-    )
-    assert [resolution.won for resolution in resolutions] == [True, False, False, False, False]
-    assert (await store.get_question(original.id)).answered_by == "person-0"  # type: ignore[union-attr]
+    answering = [store.resolve(original.id, "answered", answer=answer(), by=f"person-{n}", via="web") for n in range(5)]
+    _, *outcomes = await asyncio.gather(first_write_of_the_turn(store), *answering)
+    assert [isinstance(outcome, Resolution) and outcome.won for outcome in outcomes] == [
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
+    stored = await store.get_question(original.id)
+    assert stored is not None and stored.answered_by == "person-0"
 
 
 def test_write_together_returns_each_writes_result_or_error_in_order(tmp_path: Path) -> None:

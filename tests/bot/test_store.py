@@ -7,6 +7,7 @@ import re
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -48,10 +49,17 @@ def store(db_path: Path) -> Iterator[Store]:
 # -- records ---------------------------------------------------------------------------------------------------------
 
 
-def test_question_ids_are_prefixed_random_and_url_safe() -> None:
+def test_question_ids_are_prefixed_timed_random_and_url_safe() -> None:
     ids = {new_question_id() for _ in range(200)}
     assert len(ids) == 200
-    assert all(re.fullmatch(r"q_[A-Za-z0-9_-]{16}", id) for id in ids)
+    assert all(re.fullmatch(r"q_[0-9A-Za-z]{7}[A-Za-z0-9_-]{16}", id) for id in ids)
+
+
+def test_question_ids_made_later_sort_after_earlier_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    moments = iter([1_700_000_000_000, 1_700_000_000_001, 1_700_000_061_999, 1_800_000_000_000, 3_500_000_000_000])
+    monkeypatch.setattr(time, "time_ns", lambda: next(moments) * 1_000_000)
+    ids = [new_question_id() for _ in range(5)]
+    assert ids == sorted(ids)
 
 
 def test_records_refuse_naive_datetimes_and_normalise_to_utc() -> None:
