@@ -223,8 +223,12 @@ class ChannelAnswerer:
         ref |= {RESPONDERS_KEY: self.channel.responders(route), APPROVALS_KEY: route.approvals}
         if route.remind_every is not None:
             ref[REMIND_AT_KEY] = (self.ledger.clock.now() + route.remind_every).isoformat()
-        with anyio.CancelScope(shield=True):  # it is out: recorded even if the agent stops waiting meanwhile
-            await store.add_delivery(pending.id, self.name, sent.key, ref)
+        recording = store.add_delivery(pending.id, self.name, sent.key, ref)
+        if not self.channel.sends_out:
+            await recording  # nothing went out that a cancel could leave unrecorded (and a cancel scope costs)
+            return
+        with anyio.CancelScope(shield=True):  # a message is out: recorded even if the agent stops waiting meanwhile
+            await recording
 
     async def _wait(self, pending: PendingQuestion, route: Route, next_: Next) -> None:
         created = pending.record.created_at
