@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -17,7 +16,6 @@ from bot.validation import MAX_BODY_BYTES, RequestRefused, field_path, parse_ask
 from core import AskUserQuestionItem, UserQuestionError
 
 MAX_WAIT_SECONDS = 300
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 LEDGER_KEY = web.AppKey("ledger", Ledger)
 REMOTE_KEY = web.AppKey("remote", RemoteQuestions)
@@ -40,18 +38,14 @@ STORE_RETRY_AFTER_SECONDS = 5
 """What a 503 STORE_UNAVAILABLE tells clients to wait before trying again."""
 
 
-@web.middleware
-async def store_unavailable(request: web.Request, handler: Handler) -> web.StreamResponse:
+def store_unavailable(down: StoreUnavailable) -> web.Response:
     """A store that cannot write (disk full, read-only file) answers 503 naming the file, on every path.
 
     Nothing was acknowledged, so the client may simply retry; pages that speak to people say so themselves first.
     """
-    try:
-        return await handler(request)
-    except StoreUnavailable as down:
-        response = error_response(503, down.code, down.message)
-        response.headers["Retry-After"] = str(STORE_RETRY_AFTER_SECONDS)
-        return response
+    response = error_response(503, down.code, down.message)
+    response.headers["Retry-After"] = str(STORE_RETRY_AFTER_SECONDS)
+    return response
 
 
 STATUS_OF_CODE = {"EMPTY_QUESTIONS": 422, "BAD_INTENT": 422, "NO_PROVIDER": 422, "BAD_REQUEST": 422}
@@ -80,21 +74,23 @@ def question_json(record: QuestionRecord) -> dict[str, Any]:
     return body
 
 
-def bearer_auth(token: str | None) -> Any:
+class BearerAuth:
     """Require `Authorization: Bearer <token>` on /v1 and /mcp when a token is configured (always, beyond loopback)."""
 
-    @web.middleware
-    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        guarded = request.path.startswith("/v1/") or request.path == "/mcp" or request.path.startswith("/mcp/")
-        if token is None or not guarded:
-            return await handler(request)
-        given = request.headers.get("Authorization", "")
-        expected = f"Bearer {token}"
-        if not hmac.compare_digest(given.encode(), expected.encode()):
-            return error_response(401, "UNAUTHORIZED", "send the API token as 'Authorization: Bearer <token>'")
-        return await handler(request)
+    def __init__(self, token: str | None) -> None:
+        self._expected = None if token is None else f"Bearer {token}".encode()
 
-    return middleware
+    def refusal(self, request: web.Request) -> web.Response | None:
+        """401 UNAUTHORIZED for a guarded path without the token; None when the request may go on."""
+        if self._expected is None:
+            return None
+        path = request.path
+        if not (path.startswith("/v1/") or path == "/mcp" or path.startswith("/mcp/")):
+            return None
+        given = request.headers.get("Authorization", "")
+        if hmac.compare_digest(given.encode(), self._expected):
+            return None
+        return error_response(401, "UNAUTHORIZED", "send the API token as 'Authorization: Bearer <token>'")
 
 
 async def read_body(request: web.Request, limit: int) -> bytes:

@@ -26,7 +26,6 @@ from bot.api import error_response
 log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 HEADROOM = 256
 """Open files kept back from long-polls for the inbox, /healthz, the store, Slack and mail (half, at tiny limits)."""
@@ -109,33 +108,29 @@ class WaitingCap:
             )
         return cap
 
-    def middleware(self) -> Middleware:
-        @web.middleware
-        async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-            if not _is_long_poll(request):
-                return await handler(request)
-            if self.waiting >= self.limit:
-                # Spread over a second interval, so that agents turned away together do not all come back together.
-                retry_after = RETRY_AFTER_SECONDS + random.randint(0, RETRY_AFTER_SECONDS)
-                response = error_response(
-                    503,
-                    "TOO_MANY_WAITING",
-                    f"{self.limit:,} agents are already waiting for answers; "
-                    f"poll again after {retry_after} seconds (Retry-After)",
-                )
-                response.headers["Retry-After"] = str(retry_after)
-                response.force_close()  # an idle keep-alive socket would hold the very file we are short of
-                return response
-            self.waiting += 1
-            try:
-                return await handler(request)
-            finally:
-                self.waiting -= 1
-
-        return middleware
+    async def admit(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Run `handler` for a long-poll (see `is_long_poll`), counted while it waits; past the limit, 503."""
+        if self.waiting >= self.limit:
+            # Spread over a second interval, so that agents turned away together do not all come back together.
+            retry_after = RETRY_AFTER_SECONDS + random.randint(0, RETRY_AFTER_SECONDS)
+            response = error_response(
+                503,
+                "TOO_MANY_WAITING",
+                f"{self.limit:,} agents are already waiting for answers; "
+                f"poll again after {retry_after} seconds (Retry-After)",
+            )
+            response.headers["Retry-After"] = str(retry_after)
+            response.force_close()  # an idle keep-alive socket would hold the very file we are short of
+            return response
+        self.waiting += 1
+        try:
+            return await handler(request)
+        finally:
+            self.waiting -= 1
 
 
-def _is_long_poll(request: web.Request) -> bool:
+def is_long_poll(request: web.Request) -> bool:
+    """`GET /v1/questions/{id}?wait=SECONDS` with SECONDS > 0: a request that holds its socket while it waits."""
     resource = request.match_info.route.resource
     if request.method != "GET" or resource is None or resource.canonical != LONG_POLL_ROUTE:
         return False

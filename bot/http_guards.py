@@ -18,12 +18,14 @@ from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
-from bot.api import error_response
+from bot.api import BearerAuth, error_response, store_unavailable
+from bot.capacity import WaitingCap, is_long_poll
 from bot.settings import ServerSettings
+from bot.store import StoreUnavailable
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 SIGNED_PATHS = frozenset({"/slack/events"})
 """Routes whose callers prove themselves by signature (Slack's HMAC over body and time) rather than by where they
@@ -85,75 +87,83 @@ def host_name(host_header: str) -> str:
     return host.rstrip(".")
 
 
-def origin_guards(hosts: OwnHosts) -> list[Middleware]:
-    """The middlewares, outermost first: Host on every route, JSON 404/405 and the same-origin rules on /v1."""
-    return [host_guard(hosts), json_errors, same_origin_guard(hosts)]
+def request_guards(hosts: OwnHosts, auth: BearerAuth, cap: WaitingCap) -> Middleware:
+    """Every request's guards as one middleware: one coroutine frame per request instead of one per guard.
 
-
-def host_guard(hosts: OwnHosts) -> Middleware:
-    """Refuse, with 421 HOST_NOT_ALLOWED, a request whose `Host` is not one of ours (see the module docstring)."""
+    In the order they apply, outermost first: a store that cannot write answers 503 on every path; Host on every
+    route (421); /v1's unknown paths and methods answer in JSON (404/405); the same-origin rules on /v1 (403, 415);
+    the API token on /v1 and /mcp (401); and the cap on waiting long-polls (503).
+    """
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        given = request.headers.get("Host")
-        # A request without Host (HTTP/1.0 tools) cannot come from a browser, which always sends one.
-        if given is None or request.path in SIGNED_PATHS or hosts.allows(given):
+        refused = host_refusal(hosts, request)
+        if refused is not None:
+            return refused
+        api = is_api(request)
+        try:
+            refused = (cross_site_refusal(hosts, request) if api else None) or auth.refusal(request)
+            if refused is not None:
+                return refused
+            if is_long_poll(request):
+                return await cap.admit(request, handler)
             return await handler(request)
-        shown = host_name(given)[:100]
+        except web.HTTPMethodNotAllowed as refused_method:
+            if not api:
+                raise
+            return method_not_allowed(request, refused_method)
+        except web.HTTPNotFound:
+            if not api:
+                raise
+            return error_response(404, "NOT_FOUND", f"there is no API endpoint {request.path[:200]}; see /openapi.json")
+        except StoreUnavailable as down:
+            return store_unavailable(down)
+
+    return middleware
+
+
+def host_refusal(hosts: OwnHosts, request: web.Request) -> web.Response | None:
+    """421 HOST_NOT_ALLOWED for a request whose `Host` is not one of ours (see the module docstring), else None."""
+    given = request.headers.get("Host")
+    # A request without Host (HTTP/1.0 tools) cannot come from a browser, which always sends one.
+    if given is None or request.path in SIGNED_PATHS or hosts.allows(given):
+        return None
+    shown = host_name(given)[:100]
+    return error_response(
+        421,
+        "HOST_NOT_ALLOWED",
+        f'this server does not answer to the host name "{shown}"; reach it as localhost or by its listen '
+        "address, or set [server] public_url to the URL you reach it by",
+    )
+
+
+def cross_site_refusal(hosts: OwnHosts, request: web.Request) -> web.Response | None:
+    """On /v1: 403 CROSS_SITE for other sites and, on calls that change state, 415 for bodies not declared JSON."""
+    fetch_site = request.headers.get("Sec-Fetch-Site", "").lower()
+    origin = request.headers.get("Origin")
+    foreign_origin = origin is not None and not hosts.allows_origin(origin, request.headers.get("Host", ""))
+    if fetch_site in ("cross-site", "same-site") or foreign_origin:
         return error_response(
-            421,
-            "HOST_NOT_ALLOWED",
-            f'this server does not answer to the host name "{shown}"; reach it as localhost or by its listen '
-            "address, or set [server] public_url to the URL you reach it by",
+            403,
+            "CROSS_SITE",
+            "the API does not answer requests made by another web site; call it from the agent's own process",
         )
-
-    return middleware
-
-
-def same_origin_guard(hosts: OwnHosts) -> Middleware:
-    """On /v1: refuse other sites (403 CROSS_SITE) and, on calls that change state, bodies not declared JSON (415)."""
-
-    @web.middleware
-    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if not is_api(request):
-            return await handler(request)
-        fetch_site = request.headers.get("Sec-Fetch-Site", "").lower()
-        origin = request.headers.get("Origin")
-        foreign_origin = origin is not None and not hosts.allows_origin(origin, request.headers.get("Host", ""))
-        if fetch_site in ("cross-site", "same-site") or foreign_origin:
-            return error_response(
-                403,
-                "CROSS_SITE",
-                "the API does not answer requests made by another web site; call it from the agent's own process",
-            )
-        # A bodiless DELETE stays plain (curl -X DELETE): no page can send one without a preflight we never grant.
-        declares_body = request.method == "POST" or request.body_exists
-        if request.method in STATE_CHANGING and declares_body and request.content_type != "application/json":
-            return error_response(
-                415,
-                "UNSUPPORTED_MEDIA_TYPE",
-                f"{request.method} {request.path} needs the header 'Content-Type: application/json'",
-            )
-        return await handler(request)
-
-    return middleware
-
-
-@web.middleware
-async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Unknown paths and methods under /v1 answer in the API's JSON error shape rather than aiohttp's plain text."""
-    try:
-        return await handler(request)
-    except web.HTTPMethodNotAllowed as refused:
-        if not is_api(request):
-            raise
-        allowed = ", ".join(sorted(refused.allowed_methods))
-        response = error_response(
-            405, "METHOD_NOT_ALLOWED", f"{request.method} is not allowed on {request.path[:200]}; use {allowed}"
+    # A bodiless DELETE stays plain (curl -X DELETE): no page can send one without a preflight we never grant.
+    declares_body = request.method == "POST" or request.body_exists
+    if request.method in STATE_CHANGING and declares_body and request.content_type != "application/json":
+        return error_response(
+            415,
+            "UNSUPPORTED_MEDIA_TYPE",
+            f"{request.method} {request.path} needs the header 'Content-Type: application/json'",
         )
-        response.headers["Allow"] = allowed
-        return response
-    except web.HTTPNotFound:
-        if not is_api(request):
-            raise
-        return error_response(404, "NOT_FOUND", f"there is no API endpoint {request.path[:200]}; see /openapi.json")
+    return None
+
+
+def method_not_allowed(request: web.Request, refused: web.HTTPMethodNotAllowed) -> web.Response:
+    """/v1's 405 in the API's JSON error shape rather than aiohttp's plain text."""
+    allowed = ", ".join(sorted(refused.allowed_methods))
+    response = error_response(
+        405, "METHOD_NOT_ALLOWED", f"{request.method} is not allowed on {request.path[:200]}; use {allowed}"
+    )
+    response.headers["Allow"] = allowed
+    return response

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 import anyio
 from aiohttp import web
 
-from bot.api import add_api_routes, bearer_auth, store_unavailable
+from bot.api import BearerAuth, add_api_routes
 from bot.capacity import WaitingCap, deepen_listen_queue, raise_open_files_limit, throttle_flood_logs
 from bot.change_feed import FeedTiming, change_feed
 from bot.channel import Channel
 from bot.clock import Clock
 from bot.config import Config, resolve_secret
 from bot.errors import BotErrorCode, HandraiseError
-from bot.http_guards import OwnHosts, origin_guards
+from bot.http_guards import OwnHosts, request_guards
 from bot.installation import Installation, install
 from bot.mcp_server.http import McpEndpoint
 from bot.mcp_server.relay import ProgramRelay
@@ -100,8 +100,8 @@ async def running(
     try:
         token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
         cap = WaitingCap.within_open_files(config.server.max_waiting)
-        guards = [store_unavailable, *origin_guards(OwnHosts(config.server)), bearer_auth(token), cap.middleware()]
-        app = web.Application(middlewares=guards, client_max_size=2 * 1024 * 1024)
+        guards = request_guards(OwnHosts(config.server), BearerAuth(token), cap)
+        app = web.Application(middlewares=[guards], client_max_size=2 * 1024 * 1024)
         remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
         add_api_routes(app, installation.ledger, remote)
         tools = QuestionTools(ProgramRelay(remote, installation.ledger), timing=mcp_timing or Timing())
