@@ -36,6 +36,11 @@ _CONTROL_IN_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _CONTROL_IN_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")  # tab, LF and CR allowed
 
 
+MAPPING = (dict, Mapping)
+"""What the checks read as a JSON object: `dict` first, which decoded JSON always is, so the abstract `Mapping`
+check (slow) runs only for anything else."""
+
+
 class RequestRefused(HandraiseError):
     """The request cannot be accepted as sent; `status` is the HTTP answer, the message names the field."""
 
@@ -80,67 +85,71 @@ def check_ask_payload(payload: Any) -> None:
     """Refuse what the server could not show or answer. Raises RequestRefused (400 BAD_JSON for nesting, 422)."""
     if _depth(payload) > MAX_DEPTH:
         raise _too_deep()
-    if not isinstance(payload, Mapping):
+    if not isinstance(payload, MAPPING):
         return
     questions = payload.get("questions")
     if isinstance(questions, list):
         _at_most(len(questions), MAX_QUESTIONS, "questions", "questions", "split them over several requests")
-        items = [(index, item) for index, item in enumerate(questions) if isinstance(item, Mapping)]
+        items = [(index, item) for index, item in enumerate(questions) if isinstance(item, MAPPING)]
         for index, item in items:
             _check_question(item, f"questions[{index}]")
         ids = {index: item["id"] for index, item in items if isinstance(item.get("id"), str)}
         _check_unique(ids, "questions[{}].id", "id", "give each question its own id")
     agent = payload.get("agent")
-    if isinstance(agent, Mapping):
+    if isinstance(agent, MAPPING):
         _check_agent(agent)
 
 
 def _check_question(item: Mapping[str, Any], where: str) -> None:
-    _text(item.get("id"), f"{where}.id", MAX_ID, required=True)
-    _text(item.get("question"), f"{where}.question", MAX_QUESTION, required=True, multiline=True)
-    _text(item.get("header"), f"{where}.header", MAX_HEADER)
-    _text(item.get("detail"), f"{where}.detail", MAX_DETAIL, multiline=True)
+    _text(item.get("id"), where, ".id", MAX_ID, required=True)
+    _text(item.get("question"), where, ".question", MAX_QUESTION, required=True, multiline=True)
+    _text(item.get("header"), where, ".header", MAX_HEADER)
+    _text(item.get("detail"), where, ".detail", MAX_DETAIL, multiline=True)
     intent = item.get("intent")
-    if isinstance(intent, Mapping):
-        _text(intent.get("approve"), f"{where}.intent.approve", MAX_LABEL)
+    if isinstance(intent, MAPPING):
+        _text(intent.get("approve"), where, ".intent.approve", MAX_LABEL)
     options = item.get("options")
     if not isinstance(options, list):
         return
     _at_most(len(options), MAX_OPTIONS, f"{where}.options", "options", "offer fewer, or ask a free-text question")
     labels: dict[int, str] = {}
     for index, option in enumerate(options):
-        if isinstance(option, Mapping):
-            _text(option.get("label"), f"{where}.options[{index}].label", MAX_LABEL, required=True)
-            _text(option.get("description"), f"{where}.options[{index}].description", MAX_DESCRIPTION, multiline=True)
-            if isinstance(option.get("label"), str):
-                labels[index] = option["label"]
+        if isinstance(option, MAPPING):
+            label = option.get("label")
+            _text(label, where, f".options[{index}].label", MAX_LABEL, required=True)
+            _text(option.get("description"), where, f".options[{index}].description", MAX_DESCRIPTION, multiline=True)
+            if isinstance(label, str):
+                labels[index] = label
     # A reply like "yes" must pick one option, so labels may not differ only in case or surrounding spaces.
     _check_unique(labels, f"{where}.options[{{}}].label", "label", "give each option its own label", _same_reply)
 
 
 def _check_agent(agent: Mapping[str, Any]) -> None:
-    _text(agent.get("id"), "agent.id", MAX_AGENT_TEXT, required=True)
-    _text(agent.get("name"), "agent.name", MAX_AGENT_TEXT)
+    _text(agent.get("id"), "agent", ".id", MAX_AGENT_TEXT, required=True)
+    _text(agent.get("name"), "agent", ".name", MAX_AGENT_TEXT)
     labels = agent.get("labels")
-    if not isinstance(labels, Mapping):
+    if not isinstance(labels, MAPPING):
         return
     _at_most(len(labels), MAX_AGENT_LABELS, "agent.labels", "labels", "keep the ones routing needs")
     for key, value in labels.items():
-        _text(key, f"agent.labels key {json.dumps(str(key)[:MAX_AGENT_TEXT])}", MAX_AGENT_TEXT, required=True)
-        _text(value, f"agent.labels.{key}", MAX_AGENT_TEXT)
+        _text(key, "agent.labels key ", json.dumps(str(key)[:MAX_AGENT_TEXT]), MAX_AGENT_TEXT, required=True)
+        _text(value, "agent.labels.", str(key), MAX_AGENT_TEXT)
 
 
-def _text(value: object, where: str, limit: int, *, required: bool = False, multiline: bool = False) -> None:
+def _text(
+    value: object, where: str, field: str, limit: int, *, required: bool = False, multiline: bool = False
+) -> None:
+    """Check one text; a refusal names the field as `where + field` (joined only then: most texts are fine)."""
     if not isinstance(value, str):
         return  # absent, or of the wrong type: the model's validation says so
     if required and not value.strip():
-        raise field_problem(where, "is empty; it must have visible text")
+        raise field_problem(where + field, "is empty; it must have visible text")
     if len(value) > limit:
-        raise field_problem(where, f"is {len(value):,} characters long; the limit is {limit:,}")
+        raise field_problem(where + field, f"is {len(value):,} characters long; the limit is {limit:,}")
     control = (_CONTROL_IN_TEXT if multiline else _CONTROL_IN_LINE).search(value)
     if control is not None:
         allowed = "only tab and line breaks are allowed" if multiline else "it must be one line of plain text"
-        raise field_problem(where, f"contains the control character U+{ord(control[0]):04X}; {allowed}")
+        raise field_problem(where + field, f"contains the control character U+{ord(control[0]):04X}; {allowed}")
 
 
 def _at_most(count: int, limit: int, where: str, noun: str, advice: str) -> None:
@@ -164,19 +173,26 @@ def _same_reply(label: str) -> str:
 
 
 def _depth(payload: Any) -> int:
-    """How deeply arrays and objects nest, walked without recursion (so hostile nesting cannot overflow the stack)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(payload, 1)]
-    while stack:
-        value, depth = stack.pop()
-        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
-        if children is None:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > MAX_DEPTH:
-            break
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
+    """How deeply arrays and objects nest (counting past MAX_DEPTH stops), walked one level at a time without
+    recursion, so hostile nesting cannot overflow the stack."""
+    depth = 0
+    level: list[Any] = [payload]
+    while True:
+        below: list[Any] = []
+        nested = False
+        for value in level:
+            if isinstance(value, dict):
+                below.extend(value.values())
+                nested = True
+            elif isinstance(value, list):
+                below.extend(value)
+                nested = True
+        if not nested:
+            return depth
+        depth += 1
+        if depth > MAX_DEPTH:
+            return depth
+        level = below
 
 
 def _too_deep() -> RequestRefused:
