@@ -254,10 +254,22 @@ class Ledger:
         return resolution
 
     async def _record(self, question_id: str) -> QuestionRecord:
-        record = await self.store.get_question(question_id)
+        record = await self.current(question_id)
         if record is None:
             raise UnknownQuestion(f"no question {question_id}")
         return record
+
+    async def current(self, question_id: str) -> QuestionRecord | None:
+        """The question as the store has it now, None for an unknown id.
+
+        Without a change feed this process makes every change to the store, each through this ledger, which keeps
+        the record of a question it holds up to date: that one is not read back. (A feed stops only once the ledger
+        is closing: from then on the store is read again.)
+        """
+        pending = self._by_id.get(question_id)
+        if pending is not None and not self.following and not self.closing:
+            return pending.record
+        return await self.store.get_question(question_id)
 
     # --- waiting and watching ------------------------------------------------------------------------------
 

@@ -174,7 +174,7 @@ class Replies:
         delivery = await store.find_delivery(self.channel.name, key)
         if delivery is None or (question_id is not None and delivery.question_id != question_id):
             return None
-        record = await store.get_question(delivery.question_id)
+        record = await self.ledger.current(delivery.question_id)
         return (record, delivery) if record is not None else None
 
     async def responders(self, record: QuestionRecord, delivery: Delivery | None = None) -> list[str]:
