@@ -74,6 +74,8 @@ class WebInbox(Channel):
         self._feed = LiveFeed()
         self._waiting: int | None = None
         """Questions waiting in the inbox, for open pages; read from the store when first needed."""
+        self._showing: set[str] = set()
+        """Questions this process put in the inbox that have not ended: their changes need no look in the store."""
         self._unwatch = ledger.watch(self._changed)
         self._unwatch_shown = ledger.watch_shown(self._shown_elsewhere)
         self._recount = anyio.Event()
@@ -255,6 +257,7 @@ class WebInbox(Channel):
         # Its delivery is stored once `deliver` returns: a first count leaves it out.
         waiting = self._waiting if self._waiting is not None else await self._count_waiting()
         self._waiting = waiting + 1
+        self._showing.add(record.id)
         self._feed.publish({"kind": "asked", "id": record.id, "waiting": self._waiting})
 
     async def _shown_elsewhere(self, channel: str, record: QuestionRecord) -> None:
@@ -265,11 +268,15 @@ class WebInbox(Channel):
 
     async def _changed(self, kind: ChangeKind, record: QuestionRecord) -> None:
         # "asked" comes from the channel's `deliver` instead: only then is it known to be the inbox's question.
-        if kind == "asked" or not await self.ledger.store.has_delivery(record.id, self.name):
+        if kind == "asked":
+            return
+        ours = record.id in self._showing or await self.ledger.store.has_delivery(record.id, self.name)
+        if not ours:
             return
         if kind == "partial":
             self._feed.publish({"kind": "partial", "id": record.id})
         else:
+            self._showing.discard(record.id)
             # A first count is taken after the question ended, so it already leaves it out.
             waiting = self._waiting
             self._waiting = max(0, waiting - 1) if waiting is not None else await self._count_waiting()
