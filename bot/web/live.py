@@ -12,7 +12,6 @@ import secrets
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -24,17 +23,32 @@ STREAM_BUFFER = 64
 """Events queued for one page; a page this far behind is cut off, and catches up by reconnecting."""
 
 
-@dataclass(frozen=True)
 class LiveEvent:
-    seq: int
-    id: str
-    data: str
+    """One event; its JSON is written only when a page is sent it (most are published with no page open)."""
+
+    __slots__ = ("_data", "_epoch", "payload", "seq")
+
+    def __init__(self, seq: int, epoch: str, payload: dict[str, Any]) -> None:
+        self.seq = seq
+        self._epoch = epoch
+        self.payload = payload
+        self._data: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self._epoch}-{self.seq}" if self._epoch else ""
+
+    @property
+    def data(self) -> str:
+        if self._data is None:
+            self._data = json.dumps(self.payload, separators=(",", ":"))
+        return self._data
 
     def encode(self) -> bytes:
         return f"id: {self.id}\ndata: {self.data}\n\n".encode()
 
 
-RELOAD = LiveEvent(0, "", json.dumps({"kind": "reload"}))
+RELOAD = LiveEvent(0, "", {"kind": "reload"})
 
 
 class LiveFeed:
@@ -53,7 +67,7 @@ class LiveFeed:
 
     def publish(self, payload: dict[str, Any]) -> None:
         self._seq += 1
-        event = LiveEvent(self._seq, f"{self._epoch}-{self._seq}", json.dumps(payload, separators=(",", ":")))
+        event = LiveEvent(self._seq, self._epoch, payload)
         self._recent.append(event)
         for stream in list(self._streams):
             try:
