@@ -3,6 +3,9 @@
 The contracts are those of the SQLite store (`bot.store.Store`), checked by the same tests: the first resolution
 wins by a conditional `UPDATE … WHERE status = 'pending'`; read-modify-write calls lock their row first
 (`FOR NO KEY UPDATE`, which leaves the audit log's foreign-key checks free to run); every call is one transaction.
+A write that needs nothing read first (an ask, a delivery, an audit event) is one statement on an autocommit
+connection, its audit event included: one round trip, no BEGIN or COMMIT; the foreign keys and unique constraints
+speak for the checks a transaction would have made by reading first.
 Connections come from a pool that replaces broken ones, so a database that went away and came back is used again
 without a restart; while it is away, calls raise StoreUnavailable within the configured timeout.
 """
@@ -149,23 +152,16 @@ class PostgresStore:
 
     async def create_question(self, record: QuestionRecord) -> None:
         agent_id = record.agent.id if record.agent else None
-        async with self._transaction() as db:
-            cursor = await db.execute(
-                "INSERT INTO questions (id, created_at, agent_id, status, record_json, owner) "
-                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
-                (
-                    keep(record.id),
-                    record.created_at,
-                    keep_optional(agent_id),
-                    record.status,
-                    _record_json(record),
-                    self.owner,
-                ),
-            )
-            if cursor.rowcount != 1:
-                raise StoreError(f"question {record.id} already exists in the store")
-            detail = {"agent": agent_id, "questions": [item.id for item in record.questions]}
-            await self._append(db, record.id, "asked", None, None, detail)
+        detail = {"agent": agent_id, "questions": [item.id for item in record.questions]}
+        write = (
+            "INSERT INTO questions (id, created_at, agent_id, status, record_json, owner) "
+            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING id"
+        )
+        values = (keep(record.id), record.created_at, keep_optional(agent_id), record.status, _record_json(record))
+        async with self._connection() as db:
+            appended = await self._write_and_append(db, write, (*values, self.owner), "asked", None, None, detail)
+        if appended is None:
+            raise StoreError(f"question {record.id} already exists in the store")
 
     async def get_question(self, id: str) -> QuestionRecord | None:
         async with self._connection() as db:
@@ -334,20 +330,20 @@ class PostgresStore:
     async def add_delivery(self, question_id: str, channel: str, key: str, ref: dict[str, Any]) -> Delivery:
         stored = json.dumps(ref)
         delivery = Delivery(question_id=question_id, channel=channel, key=key, ref=json.loads(stored))
-        async with self._transaction() as db:
-            await _require_exists(db, question_id)
+        write = (
+            "INSERT INTO deliveries (question_id, channel, key, ref_json, created_at) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (question_id, channel) DO UPDATE "
+            "SET key = excluded.key, ref_json = excluded.ref_json, created_at = excluded.created_at "
+            "RETURNING question_id AS id"
+        )
+        values = (keep(question_id), keep(channel), keep(key), stored, delivery.created_at)
+        async with self._connection() as db:
             try:
-                # A savepoint, so that a key taken by another question ends this statement only, with a clear error.
-                async with db.connection.transaction():
-                    await db.execute(
-                        "INSERT INTO deliveries (question_id, channel, key, ref_json, created_at) "
-                        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (question_id, channel) DO UPDATE "
-                        "SET key = excluded.key, ref_json = excluded.ref_json, created_at = excluded.created_at",
-                        (keep(question_id), keep(channel), keep(key), stored, delivery.created_at),
-                    )
+                await self._write_and_append(db, write, values, "delivered", channel, None, {"key": key}, touch=True)
             except psycopg.errors.UniqueViolation:
                 raise StoreError(f"{channel} delivery key {key!r} is already used by another question") from None
-            await self._append(db, question_id, "delivered", channel, None, {"key": key})
+            except psycopg.errors.ForeignKeyViolation:
+                raise StoreError(f"no question {question_id} in the store") from None
         return delivery
 
     async def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
@@ -419,9 +415,11 @@ class PostgresStore:
         actor: str | None = None,
         detail: dict[str, Any] | None = None,
     ) -> AuditEvent:
-        async with self._transaction() as db:
-            await _require_exists(db, question_id)
-            return _event_from_row(await self._append(db, question_id, kind, channel, actor, detail or {}))
+        async with self._connection() as db:
+            try:
+                return _event_from_row(await self._append(db, question_id, kind, channel, actor, detail or {}))
+            except psycopg.errors.ForeignKeyViolation:
+                raise StoreError(f"no question {question_id} in the store") from None
 
     async def history(
         self,
@@ -462,12 +460,14 @@ class PostgresStore:
             return cursor.rowcount == 1
 
     async def fire_once(self, question_id: str, name: str) -> bool:
-        async with self._transaction() as db:
-            await _require_exists(db, question_id)
-            cursor = await db.execute(
-                "INSERT INTO fired (question_id, name, at) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                (keep(question_id), keep(name), utc_now()),
-            )
+        async with self._connection() as db:
+            try:
+                cursor = await db.execute(
+                    "INSERT INTO fired (question_id, name, at) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                    (keep(question_id), keep(name), utc_now()),
+                )
+            except psycopg.errors.ForeignKeyViolation:
+                raise StoreError(f"no question {question_id} in the store") from None
             return cursor.rowcount == 1
 
     # -- for replicas (`bot.replica_pg`) -----------------------------------------------------------------------------
@@ -490,14 +490,15 @@ class PostgresStore:
 
     async def _append(
         self,
-        db: AsyncCursor[Any],
+        db: AsyncConnection[Any] | AsyncCursor[Any],
         question_id: str,
         kind: AuditKind,
         channel: str | None,
         actor: str | None,
         detail: dict[str, Any],
     ) -> tuple[Any, ...]:
-        """Insert one audit row, the transaction's last write; returns it as a later read would.
+        """Insert one audit row, the transaction's last write (or alone, on an autocommit connection); returns it as
+        a later read would.
 
         A sequence hands out numbers at insert, not at commit: without the lock, a reader paging by `after_seq`
         could see event 8 committed before event 7 and never come back for 7. Held from here to the commit, it
@@ -516,6 +517,48 @@ class PostgresStore:
         row = await cursor.fetchone()
         assert row is not None
         return (row[0], at, keep(question_id), kind, keep_optional(channel), keep_optional(actor), detail_json)
+
+    async def _write_and_append(
+        self,
+        db: AsyncConnection[Any],
+        write: LiteralString,
+        params: tuple[Any, ...],
+        kind: AuditKind,
+        channel: str | None,
+        actor: str | None,
+        detail: dict[str, Any],
+        *,
+        touch: bool = False,
+    ) -> int | None:
+        """Run `write` (an INSERT or UPDATE … RETURNING the question's id as `id`) and, if it returned a row, its
+        audit event, as one statement on an autocommit connection: one round trip, one implicit transaction. Returns
+        the event's seq, or None when `write` returned nothing (and nothing was audited).
+
+        The order inside the statement is `_append`'s: every row lock first, then the audit lock, then the seq, then
+        the commit. The lock is taken in the target list of a materialised CTE that reads the written row, so it
+        cannot run before the write (a join could put it first). `touch` locks the question's row along with the
+        write, for writes whose triggers update it at the end of the statement (a delivery stamps its question):
+        waiting for that row while holding the audit lock could deadlock with a resolver holding the row and
+        waiting for the audit lock.
+        """
+        if kind not in _AUDIT_KINDS:
+            raise ValueError(f"unknown audit kind {kind!r}")
+        touched: LiteralString = (
+            ", touched AS (SELECT q.id FROM questions q JOIN written w ON q.id = w.id FOR NO KEY UPDATE OF q)"
+            if touch
+            else ""
+        )
+        source: LiteralString = "written JOIN touched USING (id)" if touch else "written"
+        statement: LiteralString = (
+            "WITH written AS (" + write + ")" + touched + ", "
+            "locked AS MATERIALIZED (SELECT id, pg_advisory_xact_lock(%s, %s)::text AS nothing FROM " + source + ") "
+            "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) "
+            "SELECT %s, id, %s, %s, %s, %s || nothing FROM locked RETURNING seq"
+        )
+        audit = (utc_now(), kind, keep_optional(channel), keep_optional(actor), json.dumps(detail))
+        cursor = await db.execute(statement, (*params, *AUDIT_LOCK, *audit))
+        row = await cursor.fetchone()
+        return None if row is None else int(row[0])
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
@@ -583,13 +626,6 @@ async def _require_question(
     if record is None:
         raise StoreError(f"no question {id} in the store")
     return record
-
-
-async def _require_exists(db: AsyncCursor[Any], id: str) -> None:
-    # Without reading the record: a question can be megabytes, and only its existence matters here.
-    cursor = await db.execute("SELECT 1 FROM questions WHERE id = %s", (keep(id),))
-    if await cursor.fetchone() is None:
-        raise StoreError(f"no question {id} in the store")
 
 
 async def _write_record(db: AsyncCursor[Any], record: QuestionRecord) -> None:

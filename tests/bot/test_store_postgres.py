@@ -4,18 +4,20 @@ that may belong to someone else. The shared contract is in test_store_contract.p
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
 
 import anyio
 import psycopg
 import pytest
 
+from bot.records import QuestionRecord
 from bot.store_pg import PostgresStore
 from bot.store_pg_schema import AUDIT_LOCK, MARKER, SCHEMA_VERSION
 from bot.store_schema import StoreError, StoreUnavailable
 from tests.postgres_server import PASSWORD, PostgresServer, free_port
 
-from .store_backends import record
+from .store_backends import answer, record
 
 pytestmark = pytest.mark.anyio
 
@@ -204,9 +206,40 @@ async def test_pooled_connections_whose_sessions_the_server_ended_are_replaced_b
         await store.close()
 
 
+Write = Callable[[PostgresStore, QuestionRecord], Coroutine[Any, Any, object]]
+
+WRITES: dict[str, tuple[Write, str]] = {
+    "audit": (lambda store, original: store.audit(original.id, "reminded"), "reminded"),
+    "ask": (lambda store, original: store.create_question(record()), "asked"),
+    "delivery": (lambda store, original: store.add_delivery(original.id, "slack", "C1:1.0", {}), "delivered"),
+    "answer": (
+        lambda store, original: store.resolve(original.id, "answered", answer=answer(), seen=original),
+        "answered",
+    ),
+    "cancel": (
+        lambda store, original: store.resolve(original.id, "cancelled", error_code="GONE", error_message="gone"),
+        "cancelled",
+    ),
+}
+
+
+async def wait_for_a_waiting_lock(watcher: psycopg.Connection, locktype: str) -> None:
+    with anyio.fail_after(10):
+        while not watcher.execute(
+            # A transaction id's lock belongs to no database: the cluster is this test's alone then.
+            "SELECT 1 FROM pg_locks WHERE locktype = %s AND NOT granted AND coalesce(database, "
+            "(SELECT oid FROM pg_database WHERE datname = current_database())) = "
+            "(SELECT oid FROM pg_database WHERE datname = current_database())",
+            (locktype,),
+        ).fetchone():
+            await anyio.sleep(0.01)
+
+
+@pytest.mark.parametrize("write", WRITES.values(), ids=WRITES.keys())
 async def test_an_audit_event_waits_for_an_earlier_uncommitted_one_so_seq_order_is_commit_order(
-    store: PostgresStore, postgres_server: PostgresServer, postgres_url: str
+    store: PostgresStore, postgres_server: PostgresServer, postgres_url: str, write: tuple[Write, str]
 ) -> None:
+    act, kind = write
     original = record()
     await store.create_question(original)
     with raw(postgres_server, postgres_url) as other, raw(postgres_server, postgres_url) as watcher:
@@ -218,13 +251,33 @@ async def test_an_audit_event_waits_for_an_earlier_uncommitted_one_so_seq_order_
             (original.id, *AUDIT_LOCK),
         )
         async with anyio.create_task_group() as group:
-            group.start_soon(lambda: store.audit(original.id, "reminded"))
-            with anyio.fail_after(10):
-                while not watcher.execute(
-                    "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = "
-                    "(SELECT oid FROM pg_database WHERE datname = current_database())"
-                ).fetchone():
-                    await anyio.sleep(0.01)  # the store's call is queued behind the open transaction
+            group.start_soon(act, store, original)
+            await wait_for_a_waiting_lock(watcher, "advisory")  # the store's call is queued behind the other
             assert [event.kind for event in await store.history()] == ["asked"]
             other.execute("COMMIT")
-    assert [event.kind for event in await store.history()] == ["asked", "escalated", "reminded"]
+    assert [event.kind for event in await store.history()] == ["asked", "escalated", kind]
+
+
+@pytest.mark.parametrize("write", WRITES.values(), ids=WRITES.keys())
+async def test_a_write_waiting_for_its_questions_row_holds_no_audit_lock_so_the_rows_holder_can_audit(
+    store: PostgresStore, postgres_server: PostgresServer, postgres_url: str, write: tuple[Write, str]
+) -> None:
+    act, kind = write
+    original = record()
+    await store.create_question(original)
+    with raw(postgres_server, postgres_url) as other, raw(postgres_server, postgres_url) as watcher:
+        other.execute("SET lock_timeout = '10s'")
+        # Another replica resolving the question: it holds the row, then appends its audit event.
+        other.execute("BEGIN")
+        other.execute("SELECT 1 FROM questions WHERE id = %s FOR NO KEY UPDATE", (original.id,))
+        async with anyio.create_task_group() as group:
+            group.start_soon(act, store, original)
+            if kind != "asked" and kind != "reminded":  # these two need no row of an existing question
+                await wait_for_a_waiting_lock(watcher, "transactionid")
+            other.execute(
+                "INSERT INTO audit (at, question_id, kind, detail_json) SELECT now(), %s, 'escalated', '{}' "
+                "FROM pg_advisory_xact_lock(%s, %s)",
+                (original.id, *AUDIT_LOCK),
+            )
+            other.execute("COMMIT")
+    assert [event.kind for event in await store.history()] == ["asked", "escalated", kind]
