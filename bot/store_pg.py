@@ -12,6 +12,7 @@ without a restart; while it is away, calls raise StoreUnavailable within the con
 
 from __future__ import annotations
 
+import hashlib
 import json
 import select
 from collections.abc import AsyncIterator, Collection
@@ -256,11 +257,26 @@ class PostgresStore:
         if (answer is not None) != (status == "answered"):
             raise ValueError("an answer is required for status 'answered' and only for it")
         answer_wire = answer.to_wire() if answer is not None else None
+        update: dict[str, Any] = {"status": status, "answer": answer, "answered_by": by, "answered_via": via}
+        update |= {"resolved_at": utc_now(), "error_code": error_code, "error_message": error_message}
+        detail = {"code": error_code, "message": error_message} if answer_wire is None else {"answer": answer_wire}
+        if seen is not None and seen.id == id and seen.status == "pending":
+            # The caller's copy is usually current: then one statement resolves and audits, guarded by the status
+            # and by the stored record being exactly that copy (its digest). Anything else (lost, changed since,
+            # gone) takes the locking read below, which sorts it out as if this had not been tried.
+            resolved = seen.model_copy(update=update)
+            write = (
+                "UPDATE questions SET status = %s, record_json = %s WHERE id = %s AND status = 'pending' "
+                "AND sha256(convert_to(record_json, 'UTF8')) = %s RETURNING id"
+            )
+            digest = hashlib.sha256(_record_json(seen).encode()).digest()
+            values = (status, _record_json(resolved), keep(id), digest)
+            async with self._connection() as db:
+                if await self._write_and_append(db, write, values, cast(AuditKind, status), via, by, detail):
+                    return Resolution(won=True, record=resolved)
         async with self._transaction() as db:
             # The row lock makes a second resolver wait for the first to commit, then read what it wrote.
             record = await _require_question(db, id, seen, lock=True)
-            update: dict[str, Any] = {"status": status, "answer": answer, "answered_by": by, "answered_via": via}
-            update |= {"resolved_at": utc_now(), "error_code": error_code, "error_message": error_message}
             resolved = record.model_copy(update=update)
             # The lock already serialises resolvers; the status guard keeps the rule in the statement itself.
             cursor = await db.execute(
@@ -270,9 +286,6 @@ class PostgresStore:
             won = cursor.rowcount == 1
             if won:
                 record = resolved
-                detail = (
-                    {"code": error_code, "message": error_message} if answer_wire is None else {"answer": answer_wire}
-                )
                 await self._append(db, id, cast(AuditKind, status), via, by, detail)
             elif answer_wire is not None:
                 await self._append(db, id, "duplicate", via, by, {"attempted": answer_wire, "status": record.status})

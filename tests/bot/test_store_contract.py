@@ -220,6 +220,39 @@ async def test_resolvers_on_separate_stores_at_once_yield_exactly_one_winner(sto
     assert sorted(await kinds_of(store, original.id)) == ["answered", "asked"] + ["duplicate"] * 5
 
 
+async def test_resolvers_holding_the_same_current_copy_at_once_yield_exactly_one_winner(
+    store: AsyncStore, reopen: Opener
+) -> None:
+    original = record()
+    await store.create_question(original)
+    contenders = [await reopen() for _ in range(6)]
+    results: dict[int, Resolution] = {}
+
+    async def contend(index: int, mine: AsyncStore) -> None:
+        results[index] = await mine.resolve(
+            original.id, "answered", answer=answer(), by=f"user{index}", via="web", seen=original
+        )
+
+    async with anyio.create_task_group() as group:
+        for index, mine in enumerate(contenders):
+            group.start_soon(contend, index, mine)
+    winners = [index for index, result in results.items() if result.won]
+    assert len(winners) == 1
+    assert {result.record.answered_by for result in results.values()} == {f"user{winners[0]}"}
+    assert await store.get_question(original.id) == results[winners[0]].record
+    assert sorted(await kinds_of(store, original.id)) == ["answered", "asked"] + ["duplicate"] * 5
+
+
+async def test_resolving_with_a_copy_from_before_the_answer_loses_and_is_told_by_whom(store: AsyncStore) -> None:
+    original = record()
+    await store.create_question(original)
+    first = await store.resolve(original.id, "answered", answer=answer(), by="U1", via="slack")
+    late = await store.resolve(original.id, "answered", answer=answer("No"), by="bob", via="web", seen=original)
+    assert not late.won
+    assert late.record == first.record
+    assert await kinds_of(store, original.id) == ["asked", "answered", "duplicate"]
+
+
 # -- partial answers and approvals -----------------------------------------------------------------------------------
 
 
