@@ -464,11 +464,16 @@ class PostgresStore:
 
     async def first_sight(self, channel: str, key: str, *, now: datetime | None = None) -> bool:
         moment = now or utc_now()
-        async with self._transaction() as db:
-            await db.execute("DELETE FROM seen_events WHERE seen_at < %s", (moment - SEEN_EVENTS_KEPT,))
+        # One statement: forget the expired events but this one, and record this one unless it is remembered (an
+        # expired sighting of it counts as forgotten: the row is renewed). The row count says whether it was new.
+        async with self._connection() as db:
             cursor = await db.execute(
-                "INSERT INTO seen_events (channel, key, seen_at) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                (keep(channel), keep(key), moment),
+                "WITH forgotten AS (DELETE FROM seen_events WHERE seen_at < %(expired)s "
+                "AND (channel, key) <> (%(channel)s, %(key)s)) "
+                "INSERT INTO seen_events (channel, key, seen_at) VALUES (%(channel)s, %(key)s, %(now)s) "
+                "ON CONFLICT (channel, key) DO UPDATE SET seen_at = excluded.seen_at "
+                "WHERE seen_events.seen_at < %(expired)s",
+                {"expired": moment - SEEN_EVENTS_KEPT, "channel": keep(channel), "key": keep(key), "now": moment},
             )
             return cursor.rowcount == 1
 
