@@ -212,33 +212,34 @@ class PostgresStore:
     async def save_partial(
         self, id: str, item: AskUserQuestionAnswerItem, *, actor: str | None, channel: str
     ) -> QuestionRecord:
-        async with self._transaction() as db:
-            record = await _require_question(db, id, lock=True)
-            if item.id not in {question.id for question in record.questions}:
-                raise ValueError(f"question {id} has no question with id {item.id!r}")
-            if record.status != "pending":
-                detail = {"partial": item.to_wire(), "status": record.status}
-                await self._append(db, id, "duplicate", channel, actor, detail)
-                return record
-            updated = record.model_copy(update={"partial": record.partial | {item.id: item}})
-            await _write_record(db, updated)
-            await self._append(db, id, "partial", channel, actor, {"item": item.to_wire()})
-            return updated
+        async with self._connection() as db:
+            while True:
+                record, stored = await _read_question(db, id)
+                if item.id not in {question.id for question in record.questions}:
+                    raise ValueError(f"question {id} has no question with id {item.id!r}")
+                if record.status != "pending":  # for good: an ended question never becomes pending again
+                    detail = {"partial": item.to_wire(), "status": record.status}
+                    await self._append(db, id, "duplicate", channel, actor, detail)
+                    return record
+                updated = record.model_copy(update={"partial": record.partial | {item.id: item}})
+                detail = {"item": item.to_wire()}
+                if await self._swap(db, updated, stored, "partial", channel, actor, detail):
+                    return updated
 
     async def add_approval(self, id: str, approval: Approval) -> tuple[QuestionRecord, bool]:
-        async with self._transaction() as db:
-            record = await _require_question(db, id, lock=True)
-            if record.status != "pending":
-                detail = {"approval": approval.identity, "status": record.status}
-                await self._append(db, id, "duplicate", approval.via, approval.by, detail)
-                return record, False
-            if any(earlier.identity == approval.identity for earlier in record.approvals):
-                return record, False
-            updated = record.model_copy(update={"approvals": [*record.approvals, approval]})
-            await _write_record(db, updated)
-            detail = {"identity": approval.identity, "count": len(updated.approvals)}
-            await self._append(db, id, "approved", approval.via, approval.by, detail)
-            return updated, True
+        async with self._connection() as db:
+            while True:
+                record, stored = await _read_question(db, id)
+                if record.status != "pending":
+                    detail = {"approval": approval.identity, "status": record.status}
+                    await self._append(db, id, "duplicate", approval.via, approval.by, detail)
+                    return record, False
+                if any(earlier.identity == approval.identity for earlier in record.approvals):
+                    return record, False
+                updated = record.model_copy(update={"approvals": [*record.approvals, approval]})
+                detail = {"identity": approval.identity, "count": len(updated.approvals)}
+                if await self._swap(db, updated, stored, "approved", approval.via, approval.by, detail):
+                    return updated, True
 
     async def resolve(
         self,
@@ -279,14 +280,13 @@ class PostgresStore:
             record = await _require_question(db, id, seen, lock=True)
             resolved = record.model_copy(update=update)
             # The lock already serialises resolvers; the status guard keeps the rule in the statement itself.
-            cursor = await db.execute(
-                "UPDATE questions SET status = %s, record_json = %s WHERE id = %s AND status = 'pending'",
-                (status, _record_json(resolved), keep(id)),
+            write = (
+                "UPDATE questions SET status = %s, record_json = %s WHERE id = %s AND status = 'pending' RETURNING id"
             )
-            won = cursor.rowcount == 1
+            values = (status, _record_json(resolved), keep(id))
+            won = await self._write_and_append(db, write, values, cast(AuditKind, status), via, by, detail) is not None
             if won:
                 record = resolved
-                await self._append(db, id, cast(AuditKind, status), via, by, detail)
             elif answer_wire is not None:
                 await self._append(db, id, "duplicate", via, by, {"attempted": answer_wire, "status": record.status})
             return Resolution(won=won, record=record)
@@ -430,7 +430,11 @@ class PostgresStore:
     ) -> AuditEvent:
         async with self._connection() as db:
             try:
-                return _event_from_row(await self._append(db, question_id, kind, channel, actor, detail or {}))
+                row = _audit_row(question_id, kind, channel, actor, detail or {})
+                cursor = await db.execute(_APPEND, (*row, *AUDIT_LOCK))
+                appended = await cursor.fetchone()
+                assert appended is not None
+                return _event_from_row((appended[0], *row))
             except psycopg.errors.ForeignKeyViolation:
                 raise StoreError(f"no question {question_id} in the store") from None
 
@@ -514,31 +518,18 @@ class PostgresStore:
         channel: str | None,
         actor: str | None,
         detail: dict[str, Any],
-    ) -> tuple[Any, ...]:
-        """Insert one audit row, the transaction's last write (or alone, on an autocommit connection); returns it as
-        a later read would.
+    ) -> None:
+        """Insert one audit row, the transaction's last write.
 
         A sequence hands out numbers at insert, not at commit: without the lock, a reader paging by `after_seq`
         could see event 8 committed before event 7 and never come back for 7. Held from here to the commit, it
         makes the audit log's commit order its `seq` order (writers queue only for this last step).
         """
-        if kind not in _AUDIT_KINDS:
-            raise ValueError(f"unknown audit kind {kind!r}")
-        at = utc_now()
-        detail_json = json.dumps(detail)
-        # The lock is taken in the INSERT itself, before the row (and its seq) is made: one round trip fewer held.
-        cursor = await db.execute(
-            "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) "
-            "SELECT %s, %s, %s, %s, %s, %s FROM pg_advisory_xact_lock(%s, %s) RETURNING seq",
-            (at, keep(question_id), kind, keep_optional(channel), keep_optional(actor), detail_json, *AUDIT_LOCK),
-        )
-        row = await cursor.fetchone()
-        assert row is not None
-        return (row[0], at, keep(question_id), kind, keep_optional(channel), keep_optional(actor), detail_json)
+        await db.execute(_APPEND, (*_audit_row(question_id, kind, channel, actor, detail), *AUDIT_LOCK))
 
     async def _write_and_append(
         self,
-        db: AsyncConnection[Any],
+        db: AsyncConnection[Any] | AsyncCursor[Any],
         write: LiteralString,
         params: tuple[Any, ...],
         kind: AuditKind,
@@ -559,8 +550,7 @@ class PostgresStore:
         waiting for that row while holding the audit lock could deadlock with a resolver holding the row and
         waiting for the audit lock.
         """
-        if kind not in _AUDIT_KINDS:
-            raise ValueError(f"unknown audit kind {kind!r}")
+        _check_kind(kind)
         touched: LiteralString = (
             ", touched AS (SELECT q.id FROM questions q JOIN written w ON q.id = w.id FOR NO KEY UPDATE OF q)"
             if touch
@@ -577,6 +567,27 @@ class PostgresStore:
         cursor = await db.execute(statement, (*params, *AUDIT_LOCK, *audit))
         row = await cursor.fetchone()
         return None if row is None else int(row[0])
+
+    async def _swap(
+        self,
+        db: AsyncConnection[Any],
+        updated: QuestionRecord,
+        stored: str,
+        kind: AuditKind,
+        channel: str | None,
+        actor: str | None,
+        detail: dict[str, Any],
+    ) -> bool:
+        """Write `updated` and its audit event in one statement if the question is still pending and exactly as
+        read (`stored`, compared by digest); False if anything changed since: read again and retry. Each retry
+        means another writer's change went in, so the retries end. Two round trips per call, no BEGIN or COMMIT,
+        where a locking read in a transaction takes five."""
+        write = (
+            "UPDATE questions SET record_json = %s WHERE id = %s AND status = 'pending' "
+            "AND sha256(convert_to(record_json, 'UTF8')) = %s RETURNING id"
+        )
+        values = (_record_json(updated), keep(updated.id), hashlib.sha256(stored.encode()).digest())
+        return await self._write_and_append(db, write, values, kind, channel, actor, detail) is not None
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
@@ -615,6 +626,26 @@ async def _check_if_spoken_to(connection: AsyncConnection[Any]) -> None:
         await AsyncConnectionPool.check_connection(connection)
 
 
+_APPEND: LiteralString = (
+    # The lock is taken in the INSERT itself, before the row (and its seq) is made: one round trip fewer held.
+    "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) "
+    "SELECT %s, %s, %s, %s, %s, %s FROM pg_advisory_xact_lock(%s, %s) RETURNING seq"
+)
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in _AUDIT_KINDS:
+        raise ValueError(f"unknown audit kind {kind!r}")
+
+
+def _audit_row(
+    question_id: str, kind: AuditKind, channel: str | None, actor: str | None, detail: dict[str, Any]
+) -> tuple[Any, ...]:
+    """An audit row but its seq, as stored (and as a later read returns it)."""
+    _check_kind(kind)
+    return (utc_now(), keep(question_id), kind, keep_optional(channel), keep_optional(actor), json.dumps(detail))
+
+
 def _where(*filters: tuple[LiteralString, Any]) -> tuple[sql.Composable, list[Any]]:
     """AND together the `(sql, param)` filters whose parameter is not None (None means "any")."""
     active: list[tuple[LiteralString, Any]] = [(clause, param) for clause, param in filters if param is not None]
@@ -644,6 +675,15 @@ async def _require_question(
     if record is None:
         raise StoreError(f"no question {id} in the store")
     return record
+
+
+async def _read_question(db: AsyncConnection[Any], id: str) -> tuple[QuestionRecord, str]:
+    """The question and its record as stored, without a lock (for `PostgresStore._swap`). Raises StoreError."""
+    cursor = await db.execute("SELECT record_json FROM questions WHERE id = %s", (keep(id),))
+    row = await cursor.fetchone()
+    if row is None:
+        raise StoreError(f"no question {id} in the store")
+    return QuestionRecord.model_validate_json(row[0]), row[0]
 
 
 async def _write_record(db: AsyncCursor[Any], record: QuestionRecord) -> None:

@@ -363,6 +363,26 @@ async def test_one_identity_approving_on_separate_stores_at_once_counts_once(sto
     assert await kinds_of(store, original.id) == ["asked", "approved"]
 
 
+async def test_different_identities_approving_on_separate_stores_at_once_are_all_counted_in_turn(
+    store: AsyncStore, reopen: Opener
+) -> None:
+    original = record()
+    await store.create_question(original)
+    stores = [await reopen() for _ in range(4)]
+    identities = [f"approver{index}@example.org" for index in range(len(stores))]
+
+    async def approve(mine: AsyncStore, identity: str) -> None:
+        await mine.add_approval(original.id, approval(identity))
+
+    async with anyio.create_task_group() as group:
+        for mine, identity in zip(stores, identities, strict=True):
+            group.start_soon(approve, mine, identity)
+    stored = await store.get_question(original.id)
+    assert stored is not None and sorted(each.identity for each in stored.approvals) == identities
+    events = await store.history(question_id=original.id, kinds=["approved"])
+    assert [event.detail["count"] for event in events] == [1, 2, 3, 4]
+
+
 # -- deliveries and reminders ----------------------------------------------------------------------------------------
 
 

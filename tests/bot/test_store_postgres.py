@@ -11,10 +11,11 @@ import anyio
 import psycopg
 import pytest
 
-from bot.records import QuestionRecord
+from bot.records import Approval, QuestionRecord
 from bot.store_pg import PostgresStore
 from bot.store_pg_schema import AUDIT_LOCK, MARKER, SCHEMA_VERSION
 from bot.store_schema import StoreError, StoreUnavailable
+from core import AskUserQuestionAnswerItem
 from tests.postgres_server import PASSWORD, PostgresServer, free_port
 
 from .store_backends import answer, record
@@ -215,6 +216,16 @@ WRITES: dict[str, tuple[Write, str]] = {
     "answer": (
         lambda store, original: store.resolve(original.id, "answered", answer=answer(), seen=original),
         "answered",
+    ),
+    "partial": (
+        lambda store, original: store.save_partial(
+            original.id, AskUserQuestionAnswerItem(id="deploy", selected=["No"]), actor="U1", channel="slack"
+        ),
+        "partial",
+    ),
+    "approval": (
+        lambda store, original: store.add_approval(original.id, Approval(by="U1", via="slack", identity="U1")),
+        "approved",
     ),
     "cancel": (
         lambda store, original: store.resolve(original.id, "cancelled", error_code="GONE", error_message="gone"),
