@@ -1,11 +1,14 @@
 """The store on PostgreSQL, for several `handraise serve` replicas sharing one database.
 
-The contracts are those of the SQLite store (`bot.store.Store`), checked by the same tests: the first resolution
-wins by a conditional `UPDATE … WHERE status = 'pending'`; read-modify-write calls lock their row first
-(`FOR NO KEY UPDATE`, which leaves the audit log's foreign-key checks free to run); every call is one transaction.
-A write that needs nothing read first (an ask, a delivery, an audit event) is one statement on an autocommit
-connection, its audit event included: one round trip, no BEGIN or COMMIT; the foreign keys and unique constraints
-speak for the checks a transaction would have made by reading first.
+The contracts are those of the SQLite store (`bot.store.Store`), checked by the same tests. Round trips are what a
+call costs (each about as much CPU here as in PostgreSQL), so most calls are one statement on an autocommit
+connection, one implicit transaction, their audit event included (a data-modifying CTE): an ask, a delivery, an
+audit event; the foreign keys and unique constraints speak for the checks a transaction would have made by reading
+first. Changes to a question's record (resolve, partial answers, approvals) are a compare-and-swap: a conditional
+`UPDATE … WHERE status = 'pending'` that also requires the stored record to be the one the change was made from,
+so the first resolution wins and nothing written since is lost; a caller's current copy (`resolve(seen=…)`) makes
+it one round trip. A reminder, which changes two rows from what it reads, locks its row (`FOR NO KEY UPDATE`,
+which leaves the audit log's foreign-key checks free to run) in a transaction.
 Connections come from a pool that replaces broken ones, so a database that went away and came back is used again
 without a restart; while it is away, calls raise StoreUnavailable within the configured timeout.
 """
@@ -261,35 +264,23 @@ class PostgresStore:
         update: dict[str, Any] = {"status": status, "answer": answer, "answered_by": by, "answered_via": via}
         update |= {"resolved_at": utc_now(), "error_code": error_code, "error_message": error_message}
         detail = {"code": error_code, "message": error_message} if answer_wire is None else {"answer": answer_wire}
-        if seen is not None and seen.id == id and seen.status == "pending":
-            # The caller's copy is usually current: then one statement resolves and audits, guarded by the status
-            # and by the stored record being exactly that copy (its digest). Anything else (lost, changed since,
-            # gone) takes the locking read below, which sorts it out as if this had not been tried.
-            resolved = seen.model_copy(update=update)
-            write = (
-                "UPDATE questions SET status = %s, record_json = %s WHERE id = %s AND status = 'pending' "
-                "AND sha256(convert_to(record_json, 'UTF8')) = %s RETURNING id"
-            )
-            digest = hashlib.sha256(_record_json(seen).encode()).digest()
-            values = (status, _record_json(resolved), keep(id), digest)
-            async with self._connection() as db:
-                if await self._write_and_append(db, write, values, cast(AuditKind, status), via, by, detail):
+        # The caller's copy is usually current: then one statement resolves and audits (`_swap`). Otherwise (no
+        # copy, changed since, lost) the question is read and the swap tried again.
+        record = seen if seen is not None and seen.id == id and seen.status == "pending" else None
+        async with self._connection() as db:
+            stored = _record_json(record) if record is not None else None
+            while True:
+                if record is None or stored is None:
+                    record, stored = await _read_question(db, id)
+                if record.status != "pending":  # for good: the first resolution won
+                    if answer_wire is not None:
+                        attempted = {"attempted": answer_wire, "status": record.status}
+                        await self._append(db, id, "duplicate", via, by, attempted)
+                    return Resolution(won=False, record=record)
+                resolved = record.model_copy(update=update)
+                if await self._swap(db, resolved, stored, cast(AuditKind, status), via, by, detail):
                     return Resolution(won=True, record=resolved)
-        async with self._transaction() as db:
-            # The row lock makes a second resolver wait for the first to commit, then read what it wrote.
-            record = await _require_question(db, id, seen, lock=True)
-            resolved = record.model_copy(update=update)
-            # The lock already serialises resolvers; the status guard keeps the rule in the statement itself.
-            write = (
-                "UPDATE questions SET status = %s, record_json = %s WHERE id = %s AND status = 'pending' RETURNING id"
-            )
-            values = (status, _record_json(resolved), keep(id))
-            won = await self._write_and_append(db, write, values, cast(AuditKind, status), via, by, detail) is not None
-            if won:
-                record = resolved
-            elif answer_wire is not None:
-                await self._append(db, id, "duplicate", via, by, {"attempted": answer_wire, "status": record.status})
-            return Resolution(won=won, record=record)
+                record = None
 
     # -- the change feed (bot/change_feed_pg.py) --------------------------------------------------------------------
 
@@ -578,15 +569,18 @@ class PostgresStore:
         actor: str | None,
         detail: dict[str, Any],
     ) -> bool:
-        """Write `updated` and its audit event in one statement if the question is still pending and exactly as
-        read (`stored`, compared by digest); False if anything changed since: read again and retry. Each retry
+        """Write `updated` (its status too: a resolution) and its audit event in one statement if the question is
+        still pending and exactly as read (`stored`, compared by digest); False if anything changed since: read
+        again and retry. First resolution wins: of resolvers holding the same copy, one swaps, the others read the
+        winner's record. Each retry
         means another writer's change went in, so the retries end. Two round trips per call, no BEGIN or COMMIT,
         where a locking read in a transaction takes five."""
         write = (
-            "UPDATE questions SET record_json = %s WHERE id = %s AND status = 'pending' "
+            "UPDATE questions SET status = %s, record_json = %s WHERE id = %s AND status = 'pending' "
             "AND sha256(convert_to(record_json, 'UTF8')) = %s RETURNING id"
         )
-        values = (_record_json(updated), keep(updated.id), hashlib.sha256(stored.encode()).digest())
+        digest = hashlib.sha256(stored.encode()).digest()
+        values = (updated.status, _record_json(updated), keep(updated.id), digest)
         return await self._write_and_append(db, write, values, kind, channel, actor, detail) is not None
 
     @asynccontextmanager
@@ -655,23 +649,16 @@ def _where(*filters: tuple[LiteralString, Any]) -> tuple[sql.Composable, list[An
 
 
 async def _fetch_question(
-    db: AsyncConnection[Any] | AsyncCursor[Any], id: str, seen: QuestionRecord | None = None, *, lock: bool = False
+    db: AsyncConnection[Any] | AsyncCursor[Any], id: str, *, lock: bool = False
 ) -> QuestionRecord | None:
     query: LiteralString = "SELECT record_json FROM questions WHERE id = %s"
     cursor = await db.execute(query + " FOR NO KEY UPDATE" if lock else query, (keep(id),))
     row = await cursor.fetchone()
-    if row is None:
-        return None
-    # Serialising is several times cheaper than parsing and validating: reuse what the caller holds if it is current.
-    if seen is not None and seen.id == id and _record_json(seen) == row[0]:
-        return seen
-    return QuestionRecord.model_validate_json(row[0])
+    return None if row is None else QuestionRecord.model_validate_json(row[0])
 
 
-async def _require_question(
-    db: AsyncCursor[Any], id: str, seen: QuestionRecord | None = None, *, lock: bool = False
-) -> QuestionRecord:
-    record = await _fetch_question(db, id, seen, lock=lock)
+async def _require_question(db: AsyncCursor[Any], id: str, *, lock: bool = False) -> QuestionRecord:
+    record = await _fetch_question(db, id, lock=lock)
     if record is None:
         raise StoreError(f"no question {id} in the store")
     return record
