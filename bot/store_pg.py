@@ -520,7 +520,7 @@ class PostgresStore:
 
     async def _write_and_append(
         self,
-        db: AsyncConnection[Any] | AsyncCursor[Any],
+        db: AsyncConnection[Any],
         write: LiteralString,
         params: tuple[Any, ...],
         kind: AuditKind,
@@ -571,10 +571,9 @@ class PostgresStore:
     ) -> bool:
         """Write `updated` (its status too: a resolution) and its audit event in one statement if the question is
         still pending and exactly as read (`stored`, compared by digest); False if anything changed since: read
-        again and retry. First resolution wins: of resolvers holding the same copy, one swaps, the others read the
-        winner's record. Each retry
-        means another writer's change went in, so the retries end. Two round trips per call, no BEGIN or COMMIT,
-        where a locking read in a transaction takes five."""
+        again and retry. Of resolvers holding the same copy one swaps, the others read the winner's record: the
+        first resolution wins. Each retry means another writer's change went in, so the retries end. A read and a
+        swap are two round trips, without BEGIN or COMMIT, where a locking read in a transaction took five."""
         write = (
             "UPDATE questions SET status = %s, record_json = %s WHERE id = %s AND status = 'pending' "
             "AND sha256(convert_to(record_json, 'UTF8')) = %s RETURNING id"
