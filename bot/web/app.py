@@ -79,6 +79,8 @@ class WebInbox(Channel):
         self._unwatch = ledger.watch(self._changed)
         self._unwatch_shown = ledger.watch_shown(self._shown_elsewhere)
         self._recount = anyio.Event()
+        self._count_stale = False
+        """Other replicas' changes went uncounted while no page listened."""
         self._static = {name: (resources.files("bot.web") / "static" / name).read_bytes() for name in STATIC_TYPES}
 
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
@@ -116,6 +118,11 @@ class WebInbox(Channel):
         while True:
             await self._recount.wait()
             self._recount = anyio.Event()
+            if not self._feed.subscribers:
+                # Nobody shows the count now, and counting grows with the backlog: the next page counts it afresh,
+                # and an event stream that opens meanwhile asks for a recount.
+                self._count_stale = True
+                continue
             try:
                 self._waiting = await self._count_waiting()
             except StoreUnavailable:
@@ -294,6 +301,9 @@ class WebInbox(Channel):
         await response.prepare(request)
         try:
             with self._feed.subscribe(request.headers.get("Last-Event-ID")) as (missed, stream):
+                if self._count_stale:
+                    self._count_stale = False
+                    self._recount.set()
                 await response.write(b"retry: 2000\n\n")
                 for event in missed:
                     await response.write(event.encode())

@@ -267,3 +267,41 @@ async def test_get_answer_over_mcp_on_a_replica_not_holding_the_question_returns
                     assert asked["handle"] in b.installation.ledger._watches  # pyright: ignore[reportPrivateUsage]
                     await answer(a, asked["handle"], "No")
     assert got == {"status": "answered", "handle": asked["handle"], "answers": [{"id": "go", "selected": ["No"]}]}
+
+
+async def test_an_inbox_no_page_listens_to_leaves_other_replicas_changes_uncounted_until_one_does(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Counting the waiting questions grows with the backlog: only worth it for a page that shows the count.
+    async with (
+        replicas(tmp_path, postgres_url, 2, recording=False, extra="[web]\n") as (a, b),
+        aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser,
+    ):
+        async with browser.get(b.links["web inbox"]) as signed_in:  # the page counts as it renders
+            assert signed_in.status == 200
+        counts: list[int] = []
+        store = b.installation.store
+        count_questions = store.count_questions
+
+        async def counting(*args: Any, **kwargs: Any) -> int:
+            counts.append(await count_questions(*args, **kwargs))
+            return counts[-1]
+
+        monkeypatch.setattr(store, "count_questions", counting)
+        ended = anyio.Event()
+
+        async def hear(kind: str, record: QuestionRecord) -> None:
+            if kind == "resolved":
+                ended.set()
+
+        b.installation.ledger.watch(hear)
+        question_id = await ask(a)
+        await answer(a, question_id)
+        with anyio.fail_after(5):
+            await ended.wait()
+        await anyio.sleep(0.2)  # B's inbox has had its turn to count, had it wanted to
+        assert counts == []
+        stream = await browser.get(f"{b.base_url}/events")
+        assert await next_event(stream) == {"kind": "waiting", "waiting": 0}
+        stream.close()
+    assert counts == [0]
