@@ -230,3 +230,43 @@ async def flood_then_kill(base: str, token: str, server: subprocess.Popen[str]) 
             await asyncio.gather(*(answer(question_id) for question_id in batch))
     server.wait(timeout=15)
     return asked, answered
+
+
+def test_a_full_disk_under_concurrent_asks_refuses_some_whole_and_loses_none_acknowledged(
+    tmp_path: Path, tiny_disk: Path
+) -> None:
+    # Grouped commits on a full disk: a group that cannot commit fails every ask in it (503), none half-stored.
+    store_path = tiny_disk / "handraise.db"
+    server, port, _ = serve(tmp_path, store_path)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assert request(f"{base}/v1/questions", ASK)[0] == 202
+        filler = fill(tiny_disk)
+        full = asyncio.run(ask_at_once(base, 64))
+        filler.unlink()
+        room = asyncio.run(ask_at_once(base, 32))
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=15) == 0
+    finally:
+        stop(server)
+    assert {status for status, _ in full} <= {202, 503} and any(status == 503 for status, _ in full)
+    assert all(status == 202 for status, _ in room)
+    acknowledged = [question_id for status, question_id in full + room if status == 202]
+    with Store.open(store_path) as store:
+        assert [id for id in acknowledged if store.get_question(id) is None] == []
+        assert store.count_questions() == 1 + len(acknowledged)  # a refused ask left nothing behind
+
+
+async def ask_at_once(base: str, count: int) -> list[tuple[int, str]]:
+    """`count` asks at once (32 at a time); each one's status and, when it was acknowledged, its id."""
+    async with aiohttp.ClientSession() as http:
+
+        async def ask() -> tuple[int, str]:
+            async with http.post(f"{base}/v1/questions", json=ASK) as reply:
+                body = await reply.json()
+                return reply.status, body.get("id", "")
+
+        outcomes: list[tuple[int, str]] = []
+        for start in range(0, count, 32):
+            outcomes += await asyncio.gather(*(ask() for _ in range(min(32, count - start))))
+        return outcomes
