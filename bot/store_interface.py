@@ -158,6 +158,8 @@ class SqliteStore:
 
     def _flush(self) -> None:
         queued, self._queued = self._queued, []
+        if not queued:  # flushed already (by `close`)
+            return
         if len(queued) == 1:  # alone: its own transaction, no savepoint
             write, future = queued[0]
             try:
