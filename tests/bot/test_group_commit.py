@@ -161,3 +161,14 @@ def test_write_together_returns_each_writes_result_or_error_in_order(tmp_path: P
         assert outcomes[0][0] is None and isinstance(outcomes[0][1], StoreError)
         assert outcomes[1] == (None, None) and outcomes[2] == (True, None)
         assert sync.get_question(fresh.id) == fresh
+
+
+async def test_writes_queued_when_the_store_closes_are_made_first(tmp_path: Path) -> None:
+    store = SqliteStore.open(tmp_path / "handraise.db")
+    first, queued = record(), record()
+    writes = [asyncio.create_task(store.create_question(each)) for each in (first, queued)]
+    await asyncio.sleep(0)  # the first is made, the second queued for the group
+    await store.close()
+    await asyncio.gather(*writes)
+    with Store.open(tmp_path / "handraise.db") as other:
+        assert other.get_question(first.id) == first and other.get_question(queued.id) == queued
