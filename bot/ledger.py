@@ -20,7 +20,7 @@ from bot.approvals import approvers
 from bot.clock import Clock
 from bot.errors import BotErrorCode, HandraiseError
 from bot.ledger_feed import Stamp, Stored, Told, Watches, ahead, stamp
-from bot.records import AgentRef, Approval, QuestionRecord, QuestionStatus, Resolution
+from bot.records import AgentRef, Approval, Delivery, QuestionRecord, QuestionStatus, Resolution
 from bot.store_interface import AsyncStore
 from bot.tasks import Latch
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionRequest
@@ -270,6 +270,21 @@ class Ledger:
         if pending is not None and not self.following and not self.closing:
             return pending.record
         return await self.store.get_question(question_id)
+
+    async def delivered(self, channel: str, key: str) -> tuple[QuestionRecord, Delivery] | None:
+        """The delivery on `channel` that a reply refers to by its lookup key, and its question as it is now (as
+        `current` has it); None when there is none.
+
+        While the store is read for the question anyway (a change feed runs, or the ledger is closing), one read
+        returns both. Otherwise the record of a question held here is the ledger's own copy, which costs no read.
+        """
+        if self.following or self.closing:
+            return await self.store.find_delivery_with_question(channel, key)
+        delivery = await self.store.find_delivery(channel, key)
+        if delivery is None:
+            return None
+        record = await self.current(delivery.question_id)
+        return (record, delivery) if record is not None else None
 
     # --- waiting and watching ------------------------------------------------------------------------------
 

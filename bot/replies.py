@@ -170,12 +170,10 @@ class Replies:
     async def delivered(self, key: str, question_id: str | None = None) -> tuple[QuestionRecord, Delivery] | None:
         """The question and delivery a reply refers to by the channel's lookup key; None when there is none (or it
         belongs to another question than `question_id`)."""
-        store = self.ledger.store
-        delivery = await store.find_delivery(self.channel.name, key)
-        if delivery is None or (question_id is not None and delivery.question_id != question_id):
+        found = await self.ledger.delivered(self.channel.name, key)
+        if found is None or (question_id is not None and found[1].question_id != question_id):
             return None
-        record = await self.ledger.current(delivery.question_id)
-        return (record, delivery) if record is not None else None
+        return found
 
     async def responders(self, record: QuestionRecord, delivery: Delivery | None = None) -> list[str]:
         """Who may answer `record` here: the current route's responders (as the channel reads a route), or those

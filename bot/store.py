@@ -333,6 +333,23 @@ class Store:
         """The delivery an incoming reply refers to, by the channel's lookup key."""
         return next(iter(self._deliveries("channel = ? AND key = ?", channel, key)), None)
 
+    def find_delivery_with_question(self, channel: str, key: str) -> tuple[QuestionRecord, Delivery] | None:
+        """The delivery an incoming reply refers to (as `find_delivery`) and its question as stored now, read
+        together: a reply needs both."""
+        with self._read() as db:
+            row = db.execute(
+                "SELECT q.record_json, d.question_id, d.ref_json, d.created_at "
+                "FROM deliveries d JOIN questions q ON q.id = d.question_id WHERE d.channel = ? AND d.key = ?",
+                (channel, key),
+            ).fetchone()
+        if row is None:
+            return None
+        record, question_id, ref, created_at = row
+        delivery = Delivery(
+            question_id=question_id, channel=channel, key=key, ref=json.loads(ref), created_at=created_at
+        )
+        return QuestionRecord.model_validate_json(record), delivery
+
     def deliveries(self, question_id: str) -> list[Delivery]:
         return self._deliveries("question_id = ?", question_id)
 

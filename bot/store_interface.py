@@ -84,6 +84,8 @@ class AsyncStore(Protocol):
 
     async def find_delivery(self, channel: str, key: str) -> Delivery | None: ...
 
+    async def find_delivery_with_question(self, channel: str, key: str) -> tuple[QuestionRecord, Delivery] | None: ...
+
     async def deliveries(self, question_id: str) -> list[Delivery]: ...
 
     async def audit(
@@ -270,6 +272,9 @@ class SqliteStore:
 
     async def find_delivery(self, channel: str, key: str) -> Delivery | None:
         return self.sync.find_delivery(channel, key)
+
+    async def find_delivery_with_question(self, channel: str, key: str) -> tuple[QuestionRecord, Delivery] | None:
+        return self.sync.find_delivery_with_question(channel, key)
 
     async def deliveries(self, question_id: str) -> list[Delivery]:
         return self.sync.deliveries(question_id)

@@ -387,6 +387,26 @@ class PostgresStore:
     async def find_delivery(self, channel: str, key: str) -> Delivery | None:
         return next(iter(await self._deliveries("channel = %s AND key = %s", channel, key)), None)
 
+    async def find_delivery_with_question(self, channel: str, key: str) -> tuple[QuestionRecord, Delivery] | None:
+        async with self._connection() as db:
+            cursor = await db.execute(
+                "SELECT q.record_json, d.question_id, d.ref_json, d.created_at "
+                "FROM deliveries d JOIN questions q ON q.id = d.question_id WHERE d.channel = %s AND d.key = %s",
+                (keep(channel), keep(key)),
+            )
+            row = await cursor.fetchone()
+        if row is None:
+            return None
+        record, question_id, ref, created_at = row
+        delivery = Delivery(
+            question_id=restore(question_id),
+            channel=channel,
+            key=key,
+            ref=json.loads(ref),
+            created_at=created_at,
+        )
+        return QuestionRecord.model_validate_json(record), delivery
+
     async def deliveries(self, question_id: str) -> list[Delivery]:
         return await self._deliveries("question_id = %s", question_id)
 

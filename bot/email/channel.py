@@ -254,7 +254,7 @@ class EmailChannel(Channel):
             return Answer(parsed.items, partial=True, problems=tuple(parsed.problems))
 
         outcome = await self.replies.answer(
-            match.token, by=sender, how="mail", read=read, message_id=header(message, "Message-ID")
+            match.token, by=sender, how="mail", read=read, found=found, message_id=header(message, "Message-ID")
         )
         return self._done(await self._show(outcome, message, delivery, sender))
 

@@ -400,6 +400,21 @@ async def test_a_reply_finds_its_delivery_by_channel_key(store: AsyncStore) -> N
     assert await store.get_delivery(one.id, "email") is None
 
 
+async def test_a_reply_finds_its_delivery_and_the_question_as_stored_now_together(
+    store: AsyncStore, reopen: Opener
+) -> None:
+    one, two = record(), record()
+    await store.create_question(one)
+    await store.create_question(two)
+    slack = await store.add_delivery(one.id, "slack", "C1:100.1", {"ts": "100.1"})
+    email = await store.add_delivery(two.id, "email", "C1:100.1", {"token": "same text, other channel"})
+    resolved = (await (await reopen()).resolve(one.id, "answered", answer=answer(), by="U1", via="slack")).record
+    assert await store.find_delivery_with_question("slack", "C1:100.1") == (resolved, slack)
+    assert await store.find_delivery_with_question("email", "C1:100.1") == (two, email)
+    assert await store.find_delivery_with_question("slack", "C1:999.9") is None
+    assert await store.find_delivery_with_question("web", "C1:100.1") is None
+
+
 async def test_a_redelivery_on_the_same_channel_replaces_the_first(store: AsyncStore) -> None:
     original = record()
     await store.create_question(original)
@@ -705,6 +720,7 @@ async def test_hostile_strings_are_stored_and_read_back_exactly(store: AsyncStor
     after = await reopen()
     assert await after.get_question(original.id) == resolved
     assert await after.find_delivery(text, text) == delivery
+    assert await after.find_delivery_with_question(text, text) == (resolved, delivery)
     assert await after.history(kinds=["escalated"]) == [event]
     assert (event.channel, event.actor, event.detail) == (text, text, {text: text})
     assert await after.list_questions(agent_id=text) == [resolved]
@@ -719,6 +735,7 @@ async def test_a_key_with_a_nul_never_matches_a_look_alike_without_one(store: As
     await store.create_question(original)
     await store.add_delivery(original.id, "slack", NUL, {})
     assert await store.find_delivery("slack", near) is None
+    assert await store.find_delivery_with_question("slack", near) is None
     assert await store.get_question(f"q_{near}") is None
 
 
