@@ -9,24 +9,20 @@ first. Changes to a question's record (resolve, partial answers, approvals) are 
 so the first resolution wins and nothing written since is lost; a caller's current copy (`resolve(seen=…)`) makes
 it one round trip. A reminder, which changes two rows from what it reads, locks its row (`FOR NO KEY UPDATE`,
 which leaves the audit log's foreign-key checks free to run) in a transaction.
-Connections come from a pool that replaces broken ones, so a database that went away and came back is used again
-without a restart; while it is away, calls raise StoreUnavailable within the configured timeout.
+Connections (a pool that replaces broken ones; StoreUnavailable while the server is away) are `bot.store_pg_pool`'s,
+the SQL and row helpers `bot.store_pg_rows`'.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import select
-from collections.abc import AsyncIterator, Collection
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Collection
 from datetime import UTC, datetime
-from typing import Any, LiteralString, cast, get_args
+from typing import Any, LiteralString, cast
 
 import psycopg
 from psycopg import AsyncConnection, AsyncCursor, sql
-from psycopg.conninfo import conninfo_to_dict
-from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
 from bot.records import (
     Approval,
@@ -39,118 +35,35 @@ from bot.records import (
     utc_now,
 )
 from bot.store import REMIND_AT_KEY, REMINDED_KEY, SEEN_EVENTS_KEPT
-from bot.store_pg_errors import describe, failure, unreachable
+from bot.store_pg_pool import PostgresConnections
+from bot.store_pg_rows import (
+    APPEND_AUDIT,
+    audit_row,
+    check_kind,
+    conditions,
+    event_from_row,
+    fetch_question,
+    read_question,
+    record_json,
+    require_question,
+    write_record,
+)
 from bot.store_pg_schema import (
     AUDIT_LOCK,
-    SCHEMA_VERSION,
-    current_version,
     keep,
     keep_optional,
-    migrate,
     restore,
-    restore_optional,
 )
-from bot.store_schema import StoreError, StoreUnavailable
+from bot.store_schema import StoreError
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
-_AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
 
-DEFAULT_TIMEOUT = 5.0
-"""Seconds a call waits for a connection (and a new connection for the server) before StoreUnavailable."""
-
-
-def _record_json(record: QuestionRecord) -> str:
-    # by_alias: the questions and answers inside are kept in their camelCase wire form, as the SQLite store does.
-    return record.model_dump_json(by_alias=True, exclude_none=True)
-
-
-class PostgresStore:
+class PostgresStore(PostgresConnections):
     """The handraise store on PostgreSQL. Open with `await PostgresStore.open(url)`; share one per process."""
 
-    def __init__(
-        self,
-        pool: AsyncConnectionPool[Any],
-        target: str,
-        secret: str,
-        timeout: float,
-        url: str,
-        options: dict[str, Any],
-    ) -> None:
-        """Use `PostgresStore.open`; this only wraps a pool on a migrated database (`url` and `options` are the
-        pool's, for `listener`)."""
-        self._url = url
-        self._options = options
-        self._pool = pool
-        self._target = target
-        self._secret = secret
-        self._timeout = timeout
-        self.owner: str | None = None
-        """The replica that owns the questions this store creates (`bot.replica_pg` sets it); None: no owner yet,
-        so the first replica to look claims them."""
-
-    @classmethod
-    async def open(
-        cls, url: str, *, wait_seconds: float = DEFAULT_TIMEOUT, max_connections: int = 10, name: str = "handraise"
-    ) -> PostgresStore:
-        """Connect to the database at `url`, migrate it, and return the store.
-
-        Raises StoreUnavailable when the server cannot be reached or refuses the login or the database (the message
-        names `host:port/dbname` and what to do, never the password), and StoreError for an invalid URL, a database
-        written by a newer handraise or one holding another application's tables.
-        """
-        target = describe(url)
-        secret = str(conninfo_to_dict(url).get("password") or "")
-        connect_timeout = max(2, round(wait_seconds))  # libpq counts whole seconds, at least two
-        options: dict[str, Any] = {"autocommit": True, "connect_timeout": connect_timeout}
-        try:
-            first = await AsyncConnection.connect(url, **options)
-        except psycopg.Error as error:
-            raise StoreUnavailable(unreachable(target, error, secret)) from None
-        try:
-            await migrate(first, target)
-        except psycopg.Error as error:
-            raise failure(target, error, secret) from None
-        finally:
-            await first.close()
-        pool = AsyncConnectionPool(
-            url,
-            kwargs=options,
-            min_size=1,
-            max_size=max_connections,
-            open=False,
-            # A connection the server dropped (a restart) is found out before it is handed out, not by a failed call.
-            check=_check_if_spoken_to,
-            timeout=wait_seconds,
-            # Give up a failing reconnection soon: the next call starts a fresh one at once, so a database that is
-            # back is used within a call, not after an exponential backoff of minutes.
-            reconnect_timeout=2 * wait_seconds,
-            name=name,
-        )
-        try:
-            await pool.open(wait=True, timeout=wait_seconds)
-        except PoolTimeout:
-            await pool.close()
-            raise StoreUnavailable(f"{target} accepted one connection but not the pool's; try again") from None
-        return cls(pool, target, secret, wait_seconds, url, options)
-
-    @property
-    def description(self) -> str:
-        return self._target
-
-    async def schema_version(self) -> int:
-        async with self._connection() as db:
-            return await current_version(db) or 0
-
-    async def close(self) -> None:
-        """Close the pool. Idempotent; any later call raises StoreError."""
-        await self._pool.close()
-
-    async def durable(self) -> None:
-        """At once: a PostgreSQL COMMIT is durable when it returns (synchronous_commit, the server's default)."""
-
-    async def integrity_ok(self) -> bool:
-        """Whether the database answers and is at the schema this handraise knows."""
-        return await self.schema_version() == SCHEMA_VERSION
+    owner: str | None = None
+    """The replica that owns the questions this store creates (`bot.replica_pg` sets it); None: no owner yet, so the
+    first replica to look claims them."""
 
     # -- questions -------------------------------------------------------------------------------------------------
 
@@ -161,7 +74,7 @@ class PostgresStore:
             "INSERT INTO questions (id, created_at, agent_id, status, record_json, owner) "
             "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING id"
         )
-        values = (keep(record.id), record.created_at, keep_optional(agent_id), record.status, _record_json(record))
+        values = (keep(record.id), record.created_at, keep_optional(agent_id), record.status, record_json(record))
         async with self._connection() as db:
             appended = await self._write_and_append(db, write, (*values, self.owner), "asked", None, None, detail)
         if appended is None:
@@ -169,7 +82,7 @@ class PostgresStore:
 
     async def get_question(self, id: str) -> QuestionRecord | None:
         async with self._connection() as db:
-            return await _fetch_question(db, id)
+            return await fetch_question(db, id)
 
     async def list_questions(
         self,
@@ -181,7 +94,7 @@ class PostgresStore:
         offset: int = 0,
         newest_first: bool = True,
     ) -> list[QuestionRecord]:
-        where, params = _where(
+        where, params = conditions(
             ("q.status = %s", status),
             ("q.agent_id = %s", keep_optional(agent_id)),
             (
@@ -200,7 +113,7 @@ class PostgresStore:
         return [QuestionRecord.model_validate_json(row[0]) for row in rows]
 
     async def count_questions(self, status: QuestionStatus | None = None, *, channel: str | None = None) -> int:
-        where, params = _where(
+        where, params = conditions(
             ("q.status = %s", status),
             (
                 "EXISTS (SELECT 1 FROM deliveries d WHERE d.question_id = q.id AND d.channel = %s)",
@@ -217,7 +130,7 @@ class PostgresStore:
     ) -> QuestionRecord:
         async with self._connection() as db:
             while True:
-                record, stored = await _read_question(db, id)
+                record, stored = await read_question(db, id)
                 if item.id not in {question.id for question in record.questions}:
                     raise ValueError(f"question {id} has no question with id {item.id!r}")
                 if record.status != "pending":  # for good: an ended question never becomes pending again
@@ -232,7 +145,7 @@ class PostgresStore:
     async def add_approval(self, id: str, approval: Approval) -> tuple[QuestionRecord, bool]:
         async with self._connection() as db:
             while True:
-                record, stored = await _read_question(db, id)
+                record, stored = await read_question(db, id)
                 if record.status != "pending":
                     detail = {"approval": approval.identity, "status": record.status}
                     await self._append(db, id, "duplicate", approval.via, approval.by, detail)
@@ -268,10 +181,10 @@ class PostgresStore:
         # copy, changed since, lost) the question is read and the swap tried again.
         record = seen if seen is not None and seen.id == id and seen.status == "pending" else None
         async with self._connection() as db:
-            stored = _record_json(record) if record is not None else None
+            stored = record_json(record) if record is not None else None
             while True:
                 if record is None or stored is None:
-                    record, stored = await _read_question(db, id)
+                    record, stored = await read_question(db, id)
                 if record.status != "pending":  # for good: the first resolution won
                     if answer_wire is not None:
                         attempted = {"attempted": answer_wire, "status": record.status}
@@ -283,24 +196,6 @@ class PostgresStore:
                 record = None
 
     # -- the change feed (bot/change_feed_pg.py) --------------------------------------------------------------------
-
-    async def listener(self) -> AsyncConnection[Any]:
-        """A connection of its own, outside the pool, for LISTEN (one waiting for notifications can run nothing else).
-
-        Raises StoreUnavailable when the server cannot be reached.
-        """
-        try:
-            # TCP keepalives: a listener that only waits would not otherwise notice a server that vanished silently
-            # (a network cut); this one finds out within about 25 s and reconnects. The catch-up covers the gap.
-            keepalives: dict[str, Any] = {
-                "keepalives": 1,
-                "keepalives_idle": 10,
-                "keepalives_interval": 5,
-                "keepalives_count": 3,
-            }
-            return await AsyncConnection.connect(self._url, **(self._options | keepalives))
-        except psycopg.Error as error:
-            raise StoreUnavailable(unreachable(self._target, error, self._secret)) from None
 
     async def changed_since(self, since: datetime | None) -> tuple[datetime, list[tuple[str, datetime]]]:
         """The database's clock now, and every question changed after `since` (none for None) with when."""
@@ -352,7 +247,7 @@ class PostgresStore:
 
     async def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
         async with self._transaction() as db:
-            record = await _require_question(db, question_id, lock=True)
+            record = await require_question(db, question_id, lock=True)
             cursor = await db.execute(
                 "SELECT ref_json FROM deliveries WHERE question_id = %s AND channel = %s",
                 (keep(question_id), keep(channel)),
@@ -369,7 +264,7 @@ class PostgresStore:
                 (json.dumps(ref), keep(question_id), keep(channel)),
             )
             updated = record.model_copy(update={"reminders": record.reminders + 1})
-            await _write_record(db, updated)
+            await write_record(db, updated)
             await self._append(db, question_id, "reminded", channel, None, {"count": count, "next": when})
             return updated
 
@@ -441,11 +336,11 @@ class PostgresStore:
     ) -> AuditEvent:
         async with self._connection() as db:
             try:
-                row = _audit_row(question_id, kind, channel, actor, detail or {})
-                cursor = await db.execute(_APPEND, (*row, *AUDIT_LOCK))
+                row = audit_row(question_id, kind, channel, actor, detail or {})
+                cursor = await db.execute(APPEND_AUDIT, (*row, *AUDIT_LOCK))
                 appended = await cursor.fetchone()
                 assert appended is not None
-                return _event_from_row((appended[0], *row))
+                return event_from_row((appended[0], *row))
             except psycopg.errors.ForeignKeyViolation:
                 raise StoreError(f"no question {question_id} in the store") from None
 
@@ -460,7 +355,7 @@ class PostgresStore:
     ) -> list[AuditEvent]:
         if kinds is not None and not kinds:
             return []
-        where, params = _where(
+        where, params = conditions(
             ("a.seq > %s", after_seq),
             ("a.question_id = %s", keep_optional(question_id)),
             ("a.question_id IN (SELECT id FROM questions WHERE agent_id = %s)", keep_optional(agent_id)),
@@ -473,7 +368,7 @@ class PostgresStore:
         async with self._connection() as db:
             cursor = await db.execute(query, (*params, limit))
             rows = await cursor.fetchall()
-        return [_event_from_row(row) for row in rows]
+        return [event_from_row(row) for row in rows]
 
     # -- events received ---------------------------------------------------------------------------------------------
 
@@ -503,22 +398,6 @@ class PostgresStore:
                 raise StoreError(f"no question {question_id} in the store") from None
             return cursor.rowcount == 1
 
-    # -- for replicas (`bot.replica_pg`) -----------------------------------------------------------------------------
-
-    def transaction(self) -> AbstractAsyncContextManager[AsyncCursor[Any]]:
-        """One transaction on a pooled connection, with the store's errors (StoreUnavailable while it is away)."""
-        return self._transaction()
-
-    async def dedicated_connection(self) -> AsyncConnection[Any]:
-        """A new autocommit connection outside the pool, for what lives as long as a connection (session advisory
-        locks). Raises StoreUnavailable when the server cannot be reached."""
-        try:
-            return await AsyncConnection.connect(
-                self._url, autocommit=True, connect_timeout=max(2, round(self._timeout))
-            )
-        except psycopg.Error as error:
-            raise StoreUnavailable(unreachable(self._target, error, self._secret)) from None
-
     # -- plumbing --------------------------------------------------------------------------------------------------
 
     async def _append(
@@ -536,7 +415,7 @@ class PostgresStore:
         could see event 8 committed before event 7 and never come back for 7. Held from here to the commit, it
         makes the audit log's commit order its `seq` order (writers queue only for this last step).
         """
-        await db.execute(_APPEND, (*_audit_row(question_id, kind, channel, actor, detail), *AUDIT_LOCK))
+        await db.execute(APPEND_AUDIT, (*audit_row(question_id, kind, channel, actor, detail), *AUDIT_LOCK))
 
     async def _write_and_append(
         self,
@@ -561,7 +440,7 @@ class PostgresStore:
         waiting for that row while holding the audit lock could deadlock with a resolver holding the row and
         waiting for the audit lock.
         """
-        _check_kind(kind)
+        check_kind(kind)
         touched: LiteralString = (
             ", touched AS (SELECT q.id FROM questions q JOIN written w ON q.id = w.id FOR NO KEY UPDATE OF q)"
             if touch
@@ -599,111 +478,5 @@ class PostgresStore:
             "AND sha256(convert_to(record_json, 'UTF8')) = %s RETURNING id"
         )
         digest = hashlib.sha256(stored.encode()).digest()
-        values = (updated.status, _record_json(updated), keep(updated.id), digest)
+        values = (updated.status, record_json(updated), keep(updated.id), digest)
         return await self._write_and_append(db, write, values, kind, channel, actor, detail) is not None
-
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
-        """A pooled connection in autocommit, for one-statement reads."""
-        try:
-            async with self._pool.connection() as db:
-                yield db
-        except PoolTimeout:
-            raise StoreUnavailable(
-                f"{self._target} did not give handraise a connection within {self._timeout:g} s; nothing was "
-                "recorded. Check that PostgreSQL is running and reachable: handraise carries on once it is"
-            ) from None
-        except PoolClosed:
-            raise StoreError(f"the handraise store at {self._target} is closed") from None
-        except psycopg.Error as error:
-            raise failure(self._target, error, self._secret) from None
-
-    @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[AsyncCursor[Any]]:
-        """One transaction, committed when the block ends and rolled back on any error."""
-        async with self._connection() as db, db.transaction(), db.cursor() as cursor:
-            yield cursor
-
-
-async def _check_if_spoken_to(connection: AsyncConnection[Any]) -> None:
-    """The pool's check before it hands out a connection, without a round trip for a healthy one.
-
-    An idle pooled connection has nothing to read: a server that ended the session (a restart, a terminated backend)
-    has sent its goodbye and closed the socket, which makes it readable. Only then is the connection tried with an
-    empty query, which fails and makes the pool replace it. The pool's own check, an empty query every time, cost a
-    round trip per store call: 6 of an ask's 24 round trips and 6 of an answer's 16 (bench/RESULTS.md).
-    """
-    readable = select.poll()
-    readable.register(connection.fileno(), select.POLLIN)
-    if readable.poll(0):
-        await AsyncConnectionPool.check_connection(connection)
-
-
-_APPEND: LiteralString = (
-    # The lock is taken in the INSERT itself, before the row (and its seq) is made: one round trip fewer held.
-    "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) "
-    "SELECT %s, %s, %s, %s, %s, %s FROM pg_advisory_xact_lock(%s, %s) RETURNING seq"
-)
-
-
-def _check_kind(kind: str) -> None:
-    if kind not in _AUDIT_KINDS:
-        raise ValueError(f"unknown audit kind {kind!r}")
-
-
-def _audit_row(
-    question_id: str, kind: AuditKind, channel: str | None, actor: str | None, detail: dict[str, Any]
-) -> tuple[Any, ...]:
-    """An audit row but its seq, as stored (and as a later read returns it)."""
-    _check_kind(kind)
-    return (utc_now(), keep(question_id), kind, keep_optional(channel), keep_optional(actor), json.dumps(detail))
-
-
-def _where(*filters: tuple[LiteralString, Any]) -> tuple[sql.Composable, list[Any]]:
-    """AND together the `(sql, param)` filters whose parameter is not None (None means "any")."""
-    active: list[tuple[LiteralString, Any]] = [(clause, param) for clause, param in filters if param is not None]
-    return sql.SQL(" AND ").join([sql.SQL("TRUE"), *(sql.SQL(clause) for clause, _ in active)]), [
-        param for _, param in active
-    ]
-
-
-async def _fetch_question(
-    db: AsyncConnection[Any] | AsyncCursor[Any], id: str, *, lock: bool = False
-) -> QuestionRecord | None:
-    query: LiteralString = "SELECT record_json FROM questions WHERE id = %s"
-    cursor = await db.execute(query + " FOR NO KEY UPDATE" if lock else query, (keep(id),))
-    row = await cursor.fetchone()
-    return None if row is None else QuestionRecord.model_validate_json(row[0])
-
-
-async def _require_question(db: AsyncCursor[Any], id: str, *, lock: bool = False) -> QuestionRecord:
-    record = await _fetch_question(db, id, lock=lock)
-    if record is None:
-        raise StoreError(f"no question {id} in the store")
-    return record
-
-
-async def _read_question(db: AsyncConnection[Any], id: str) -> tuple[QuestionRecord, str]:
-    """The question and its record as stored, without a lock (for `PostgresStore._swap`). Raises StoreError."""
-    cursor = await db.execute("SELECT record_json FROM questions WHERE id = %s", (keep(id),))
-    row = await cursor.fetchone()
-    if row is None:
-        raise StoreError(f"no question {id} in the store")
-    return QuestionRecord.model_validate_json(row[0]), row[0]
-
-
-async def _write_record(db: AsyncCursor[Any], record: QuestionRecord) -> None:
-    await db.execute("UPDATE questions SET record_json = %s WHERE id = %s", (_record_json(record), keep(record.id)))
-
-
-def _event_from_row(row: tuple[Any, ...]) -> AuditEvent:
-    seq, at, question_id, kind, channel, actor, detail = row
-    return AuditEvent(
-        seq=seq,
-        at=at,
-        question_id=restore(question_id),
-        kind=kind,
-        channel=restore_optional(channel),
-        actor=restore_optional(actor),
-        detail=json.loads(detail),
-    )
