@@ -1,23 +1,17 @@
 """The durable store: pending questions, their deliveries, answers and the audit log, in one SQLite file.
 
-A restart of the bot must lose no question and no answer, so every call is one short transaction that is
-committed before it returns. Writes take the write lock up front (`BEGIN IMMEDIATE`): a read that later upgrades
-to a write can fail with SQLITE_BUSY in WAL mode without waiting, which would break first-answer-wins between
-processes. The calls are synchronous on purpose: local SQLite is fast, and one code path beats a sync and an
-async copy.
+A restart of the bot must lose no question and no answer, so every call is one short transaction (or part of a
+group under one commit, `StoreFile.write_together`) that is committed before it returns; the file, its lock and its
+transactions are `bot.store_file`'s. The calls are synchronous on purpose: local SQLite is fast, and one code path
+beats a sync and an async copy.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from types import TracebackType
 from typing import Any, cast, get_args
 
 from bot.records import (
@@ -30,13 +24,12 @@ from bot.records import (
     Resolution,
     utc_now,
 )
+from bot.store_file import StoreFile
 from bot.store_schema import APPLICATION_ID as APPLICATION_ID
 from bot.store_schema import MIGRATIONS as MIGRATIONS
 from bot.store_schema import SCHEMA_VERSION as SCHEMA_VERSION
 from bot.store_schema import StoreError as StoreError
 from bot.store_schema import StoreUnavailable as StoreUnavailable
-from bot.store_schema import configure, migrate
-from bot.store_sync import DurabilityBarrier, Fsync
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 _AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
@@ -45,8 +38,6 @@ REMINDED_KEY = "reminded"
 """In a delivery's reference, kept by the base: how many reminders that channel has sent."""
 REMIND_AT_KEY = "remind_at"
 """Likewise: when its next reminder is due (UTC, ISO 8601)."""
-BACKSTOP_CHECKPOINT_PAGES = 10_000
-"""-wal pages at which a COMMIT checkpoints by itself: only reached when nobody awaits `durable()` for a while."""
 SEEN_EVENTS_KEPT = timedelta(days=1)
 """How long an event id is remembered: Slack re-delivers within minutes (its last retry comes after five)."""
 
@@ -56,91 +47,9 @@ def _ts(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-class Store:
+class Store(StoreFile):
     """The handraise SQLite store. Open with `Store.open(path)`; safe to share between threads of one process and
     between processes on one file."""
-
-    def __init__(self, connection: sqlite3.Connection, path: str, barrier: DurabilityBarrier | None = None) -> None:
-        """Use `Store.open`; this only wraps an already-migrated connection."""
-        self._db = connection
-        self._path = path
-        self._lock = threading.RLock()  # re-entered by the writes of a group (`write_together`)
-        self._barrier = barrier or DurabilityBarrier(None)
-        self._grouping = False
-        self._group_failure: StoreError | None = None
-
-    @classmethod
-    def open(cls, path: str | os.PathLike[str], *, fsync: Fsync = os.fsync) -> Store:
-        """Open (creating if needed) the store at `path`, or an in-memory one for `":memory:"`, and migrate it.
-
-        `fsync` is what `durable()` calls on the files (tests count or slow it). Raises StoreError when the file is
-        not a SQLite database, belongs to another application, or was written by a newer handraise, and
-        StoreUnavailable when it is damaged.
-        """
-        name = os.fspath(path)
-        if name != ":memory:":
-            file = Path(name)
-            # Answers can be sensitive: the file (and SQLite's -wal/-shm, which copy its mode) is the owner's only.
-            try:
-                file.parent.mkdir(parents=True, exist_ok=True)
-                os.close(os.open(file, os.O_RDWR | os.O_CREAT, 0o600))
-            except OSError as error:
-                raise StoreError(f"cannot open the handraise store at {name}: {error.strerror}") from None
-        # isolation_level=None: the store issues BEGIN/COMMIT itself; sqlite3's implicit transactions would defer the
-        # write lock and break first-answer-wins between processes.
-        connection = sqlite3.connect(name, isolation_level=None, check_same_thread=False)
-        try:
-            configure(connection, name)
-            migrate(connection, name)
-            # The durability barrier checkpoints off the event loop; SQLite's own (inside a COMMIT) is the backstop.
-            connection.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_CHECKPOINT_PAGES}")
-        except BaseException:
-            connection.close()
-            raise
-        return cls(connection, name, DurabilityBarrier(None if name == ":memory:" else name, fsync))
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def schema_version(self) -> int:
-        with self._read() as db:
-            return int(db.execute("PRAGMA user_version").fetchone()[0])
-
-    @property
-    def commits(self) -> int:
-        """How many transactions this store has committed (a group of writes counts once): for benchmarks, tests."""
-        return self._barrier.commits
-
-    def close(self) -> None:
-        """Close the connection. Idempotent; any later call raises StoreError."""
-        with self._lock:
-            self._db.close()
-            self._barrier.close()
-
-    async def durable(self) -> None:
-        """Return once every write this store committed before the call is on disk (survives a power loss).
-
-        Writes commit at once but are synced in batches: await this before acknowledging a write to anyone.
-        Raises StoreUnavailable when the disk refuses the sync.
-        """
-        try:
-            await self._barrier.durable()
-        except OSError as error:
-            raise StoreUnavailable(f"the handraise store at {self._path} cannot be synced to disk: {error}") from error
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def integrity_ok(self) -> bool:
-        with self._read() as db:
-            return [row[0] for row in db.execute("PRAGMA quick_check")] == ["ok"]
 
     # -- questions -------------------------------------------------------------------------------------------------
 
@@ -449,114 +358,6 @@ class Store:
             "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) VALUES (?, ?, ?, ?, ?, ?)", row
         )
         return (cursor.lastrowid, *row)
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                yield self._db
-            except sqlite3.Error as error:
-                raise self._failure(error) from error
-
-    def write_together(self, writes: Sequence[Callable[[], Any]]) -> list[tuple[Any, Exception | None]]:
-        """Run several writes (calls of this store's write methods) as one transaction with one commit: group
-        commit, so that concurrent callers share the commit's cost instead of paying one each.
-
-        Each write runs in a savepoint of its own: one that raises is undone alone, and its error is returned in its
-        place as `(None, error)`; the others return `(result, None)`. Raises StoreError (nothing of any of them is
-        recorded) when the transaction itself fails: the disk is full, the file is damaged.
-        """
-        outcomes: list[tuple[Any, Exception | None]] = []
-        with self._lock, self._transaction() as db:
-            self._grouping, self._group_failure = True, None
-            try:
-                for write in writes:
-                    try:
-                        outcomes.append((write(), None))
-                    except Exception as error:
-                        outcomes.append((None, error))
-                    if self._group_failure is None and not db.in_transaction:
-                        self._group_failure = StoreUnavailable(
-                            f"the handraise store at {self._path} lost a transaction; nothing was recorded"
-                        )
-                    if self._group_failure is not None:
-                        raise self._group_failure
-            finally:
-                self._grouping = False
-        return outcomes
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction holding the write lock from its first statement; rolled back on any error. Inside
-        `write_together`, a savepoint of the group's transaction instead."""
-        with self._lock:
-            if self._grouping:
-                with self._savepoint() as db:
-                    yield db
-            else:
-                with self._transaction() as db:
-                    yield db
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE … COMMIT, counted for `durable()`; rolled back on any error. The caller holds the lock."""
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-                self._db.commit()
-            except BaseException:
-                # A COMMIT that failed (disk full) leaves the transaction open; end it so the next write can begin.
-                with suppress(sqlite3.Error):
-                    self._db.rollback()
-                raise
-        except sqlite3.Error as error:
-            raise self._failure(error) from error
-        self._barrier.committed()
-
-    @contextmanager
-    def _savepoint(self) -> Iterator[sqlite3.Connection]:
-        db = self._db
-        try:
-            db.execute("SAVEPOINT grouped_write")
-        except sqlite3.Error as error:
-            raise self._group_failed(error) from error
-        try:
-            yield db
-        except BaseException as failure:
-            try:
-                db.execute("ROLLBACK TO grouped_write")
-                db.execute("RELEASE grouped_write")
-            except sqlite3.Error as error:
-                # SQLite ended the whole transaction on the disk's error (it does on some): the group fails as one.
-                raise self._group_failed(error) from failure
-            if isinstance(failure, sqlite3.Error):
-                raise self._failure(failure) from failure
-            raise
-        try:
-            db.execute("RELEASE grouped_write")
-        except sqlite3.Error as error:
-            raise self._group_failed(error) from error
-
-    def _group_failed(self, error: sqlite3.Error) -> StoreError:
-        failure = self._failure(error)
-        self._group_failure = self._group_failure or failure
-        return failure
-
-    def _failure(self, error: sqlite3.Error) -> StoreError:
-        # OperationalError is the disk's (full, read-only, I/O, locked too long); a bare DatabaseError is a damaged
-        # file. The other subclasses (IntegrityError, ProgrammingError) are handraise's own mistakes.
-        if type(error) is sqlite3.DatabaseError:
-            return StoreUnavailable(
-                f"the handraise store at {self._path} is damaged ({error}); restore the file "
-                "from a backup, or move it aside (`sqlite3 FILE .recover` can save what is readable)"
-            )
-        if isinstance(error, sqlite3.OperationalError):
-            return StoreUnavailable(
-                f"the handraise store at {self._path} is unavailable ({error}); nothing was recorded. "
-                "Free disk space or make the file writable: handraise carries on once it can write again"
-            )
-        return StoreError(f"the handraise store at {self._path} failed: {error}")
 
 
 def _where(*filters: tuple[Any, ...]) -> tuple[str, list[Any]]:
