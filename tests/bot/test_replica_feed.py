@@ -296,6 +296,9 @@ async def test_an_inbox_no_page_listens_to_leaves_other_replicas_changes_uncount
 
         b.installation.ledger.watch(hear)
         question_id = await ask(a)
+        with anyio.fail_after(5):
+            while not await a.installation.store.has_delivery(question_id, "web"):  # on show before it is answered
+                await anyio.sleep(0.01)
         await answer(a, question_id)
         with anyio.fail_after(5):
             await ended.wait()
