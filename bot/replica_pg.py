@@ -75,11 +75,23 @@ class PostgresReplica:
         self._store.owner = self._id
 
     async def claim(self) -> list[QuestionRecord]:
+        return await self._claim(patient=False)
+
+    async def claim_when_due(self) -> list[QuestionRecord]:
+        """`claim`, as the orphan loop does it: nothing within a lease of this replica taking its own lease again,
+        judged once the claim holds its lock (a claim that waited for the store or for a re-take sees it)."""
+        return await self._claim(patient=True)
+
+    async def _claim(self, *, patient: bool) -> list[QuestionRecord]:
         claimed: list[QuestionRecord] = []
         while True:
             async with self._store.transaction() as db:
                 # Its own statement, so the claim's snapshot comes after any lease re-take it waited for.
                 await db.execute("SELECT pg_advisory_xact_lock_shared(%s, %s)", CLAIM_LOCK)
+                if patient and anyio.current_time() < self._claim_after:
+                    # This replica took its own lease again while the claim waited (for the store, for the lock):
+                    # the others back from the same outage get a lease to do the same.
+                    return claimed
                 cursor = await db.execute(_CLAIM, {"me": self._id, "batch": CLAIM_BATCH})
                 rows = await cursor.fetchall()
             claimed += [QuestionRecord.model_validate_json(row[0]) for row in rows]
@@ -105,6 +117,8 @@ class PostgresReplica:
             row = await cursor.fetchone()
             taken = row[0] if row is not None else 0
             if not taken:
+                # Set before the commit: a claim of this replica waiting for the lock sees it once it gets the lock.
+                self._claim_after = anyio.current_time() + self.lease
                 await db.execute(
                     "UPDATE replicas SET alive_until = now() + %s * interval '1 s' WHERE id = %s",
                     (self.lease, self._id),
@@ -115,7 +129,6 @@ class PostgresReplica:
                 f"another replica took {taken} of its questions meanwhile; it stops. Start it again (a longer lease "
                 "helps when the database or this machine stalls)"
             )
-        self._claim_after = anyio.current_time() + self.lease
         log.warning(
             "replica %s: its lease ran out (the database was away or this process stalled for over %g s); nobody "
             "took its questions; carrying on",
@@ -145,7 +158,7 @@ class PostgresReplica:
             if anyio.current_time() < self._claim_after:
                 continue
             try:
-                found = await self.claim()
+                found = await self.claim_when_due()
             except StoreUnavailable as down:
                 log.warning("replica %s cannot look for orphaned questions: %s", self._id, down.message)
                 continue

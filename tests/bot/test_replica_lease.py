@@ -65,6 +65,18 @@ async def test_a_replica_whose_lease_ran_out_claims_nothing_until_it_takes_its_l
     assert [record.id for record in after] == [question_id]
 
 
+async def test_the_orphan_loop_claims_nothing_within_a_lease_of_its_replica_taking_its_own_lease_again(
+    postgres_url: str,
+) -> None:
+    # Replicas back from the same outage: each gets a lease to take its own lease again before another claims.
+    async with two_replicas(postgres_url) as (x, y, (store, theirs)):
+        question_id = await ask(theirs)
+        await expire(store, x, y)
+        await x.renew([])
+        assert await x.claim_when_due() == []
+        assert [record.id for record in await x.claim()] == [question_id]
+
+
 async def test_a_lease_retake_waits_for_a_claim_in_flight_and_stops_when_it_took_a_question(postgres_url: str) -> None:
     async with two_replicas(postgres_url) as (x, y, (store, other)):
         question_id = await ask(store)
