@@ -12,6 +12,7 @@ import aiohttp
 from bot.change_feed import FeedTiming
 from bot.config import parse_config
 from bot.program import Running, running
+from bot.replica_pg import PostgresReplica
 from bot.store_pg import PostgresStore
 from core import AskUserQuestionAnswerItem
 
@@ -41,6 +42,20 @@ async def replicas(
             started.append(
                 await stack.enter_async_context(running(config, store=store, channels=channels, feed_timing=timing))
             )
+        yield started
+
+
+@asynccontextmanager
+async def started_replicas(url: str, lease: float) -> AsyncIterator[list[tuple[PostgresReplica, PostgresStore]]]:
+    """Two replicas with `lease`, each started on a store of its own at `url`: no program around them."""
+    async with AsyncExitStack() as stack:
+        started: list[tuple[PostgresReplica, PostgresStore]] = []
+        for _ in range(2):
+            store = await PostgresStore.open(url)
+            stack.push_async_callback(store.close)
+            replica = PostgresReplica(store, lease)
+            await replica.start()
+            started.append((replica, store))
         yield started
 
 

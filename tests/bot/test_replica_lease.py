@@ -3,8 +3,6 @@ while dead, takes its lease again when nobody took its questions, and a claim in
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime
 
 import anyio
@@ -17,6 +15,8 @@ from bot.store_pg import PostgresStore
 from bot.store_pg_schema import CLAIM_LOCK
 from core import AskUserQuestionItem, AskUserQuestionOption
 
+from .replicas_rig import started_replicas
+
 pytestmark = pytest.mark.anyio
 
 LEASE = 60
@@ -25,21 +25,6 @@ LEASE = 60
 QUESTION = AskUserQuestionItem(
     id="go", question="Deploy v2?", options=[AskUserQuestionOption(label="Yes"), AskUserQuestionOption(label="No")]
 )
-
-
-@asynccontextmanager
-async def two_replicas(url: str) -> AsyncIterator[tuple[PostgresReplica, PostgresReplica, list[PostgresStore]]]:
-    async with AsyncExitStack() as stack:
-        started: list[PostgresReplica] = []
-        stores: list[PostgresStore] = []
-        for _ in range(2):
-            store = await PostgresStore.open(url)
-            stack.push_async_callback(store.close)
-            one = PostgresReplica(store, LEASE)
-            await one.start()
-            started.append(one)
-            stores.append(store)
-        yield started[0], started[1], stores
 
 
 async def ask(store: PostgresStore) -> str:
@@ -55,7 +40,7 @@ async def expire(store: PostgresStore, *replicas: PostgresReplica) -> None:
 
 
 async def test_a_replica_whose_lease_ran_out_claims_nothing_until_it_takes_its_lease_again(postgres_url: str) -> None:
-    async with two_replicas(postgres_url) as (x, y, (store, theirs)):
+    async with started_replicas(postgres_url, LEASE) as [(x, store), (y, theirs)]:
         question_id = await ask(theirs)
         await expire(store, x, y)
         while_dead = await x.claim()
@@ -69,7 +54,7 @@ async def test_the_orphan_loop_claims_nothing_within_a_lease_of_its_replica_taki
     postgres_url: str,
 ) -> None:
     # Replicas back from the same outage: each gets a lease to take its own lease again before another claims.
-    async with two_replicas(postgres_url) as (x, y, (store, theirs)):
+    async with started_replicas(postgres_url, LEASE) as [(x, store), (y, theirs)]:
         question_id = await ask(theirs)
         await expire(store, x, y)
         await x.renew([])
@@ -78,7 +63,7 @@ async def test_the_orphan_loop_claims_nothing_within_a_lease_of_its_replica_taki
 
 
 async def test_a_lease_retake_waits_for_a_claim_in_flight_and_stops_when_it_took_a_question(postgres_url: str) -> None:
-    async with two_replicas(postgres_url) as (x, y, (store, other)):
+    async with started_replicas(postgres_url, LEASE) as [(x, store), (y, other)]:
         question_id = await ask(store)
         await expire(store, x)
         outcome: list[LeaseLost] = []

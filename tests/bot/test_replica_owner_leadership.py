@@ -3,36 +3,22 @@ session advisory lock; another takes over within seconds once the holder's conne
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Awaitable, Callable
 
 import anyio
 import pytest
 
-from bot.replica_pg import PostgresReplica
-from bot.store_pg import PostgresStore
 from bot.telegram.channel import TelegramChannel
 from bot.telegram.settings import TelegramSettings
 from bot.telegram.transport import make_bot
 from tests.telegram.fake_telegram import TOKEN, fake_telegram
 
+from .replicas_rig import started_replicas
+
 pytestmark = pytest.mark.anyio
 
 LEASE = 0.9
 """Seconds; a waiting replica asks for the lock every third of it."""
-
-
-@asynccontextmanager
-async def two_replicas(url: str) -> AsyncIterator[tuple[PostgresReplica, PostgresReplica]]:
-    async with AsyncExitStack() as stack:
-        started: list[PostgresReplica] = []
-        for _ in range(2):
-            store = await PostgresStore.open(url)
-            stack.push_async_callback(store.close)
-            one = PostgresReplica(store, LEASE)
-            await one.start()
-            started.append(one)
-        yield started[0], started[1]
 
 
 class Singleton:
@@ -68,7 +54,7 @@ class Singleton:
 
 async def test_only_one_replica_runs_a_singleton_and_another_takes_over_when_it_stops(postgres_url: str) -> None:
     singleton = Singleton()
-    async with two_replicas(postgres_url) as (a, b), anyio.create_task_group() as group:
+    async with started_replicas(postgres_url, LEASE) as [(a, _), (b, _)], anyio.create_task_group() as group:
         first = anyio.CancelScope()
 
         async def run_a() -> None:
@@ -89,7 +75,7 @@ async def test_a_holder_whose_lock_connection_dies_stops_its_singleton_and_one_r
     postgres_url: str,
 ) -> None:
     singleton = Singleton()
-    async with two_replicas(postgres_url) as (a, b), anyio.create_task_group() as group:
+    async with started_replicas(postgres_url, LEASE) as [(a, _), (b, _)], anyio.create_task_group() as group:
         group.start_soon(a.run_alone, "telegram polling", singleton.body("a"))
         await singleton.until(["a"])
         group.start_soon(b.run_alone, "telegram polling", singleton.body("b"))
@@ -106,7 +92,7 @@ async def test_a_holder_whose_lock_connection_dies_stops_its_singleton_and_one_r
 
 async def test_different_singletons_run_on_different_replicas_at_once(postgres_url: str) -> None:
     singleton = Singleton()
-    async with two_replicas(postgres_url) as (a, b), anyio.create_task_group() as group:
+    async with started_replicas(postgres_url, LEASE) as [(a, _), (b, _)], anyio.create_task_group() as group:
         group.start_soon(a.run_alone, "imap one", singleton.body("a"))
         await singleton.until(["a"])
         group.start_soon(b.run_alone, "imap two", singleton.body("b"))
@@ -115,7 +101,11 @@ async def test_different_singletons_run_on_different_replicas_at_once(postgres_u
 
 
 async def test_telegram_long_polling_runs_on_one_replica_and_moves_when_it_stops(postgres_url: str) -> None:
-    async with two_replicas(postgres_url) as (a, b), fake_telegram() as seen_by_a, fake_telegram() as seen_by_b:
+    async with (
+        started_replicas(postgres_url, LEASE) as [(a, _), (b, _)],
+        fake_telegram() as seen_by_a,
+        fake_telegram() as seen_by_b,
+    ):
         # The same bot (one token variable), reached by each replica through its own fake, to see who polls.
         channels: list[TelegramChannel] = []
         for replica, fake in ((a, seen_by_a), (b, seen_by_b)):
