@@ -36,17 +36,25 @@ async def delivered(replica: Running) -> None:
         await channel.delivery_seen.wait()  # type: ignore[attr-defined]
 
 
+async def polled_through_an_answer(
+    poller: Running, answerer: Running, question_id: str, label: str = "Yes"
+) -> dict[str, Any]:
+    """Long-poll `question_id` on `poller`, see that it waits, answer it on `answerer`: what the poll returned."""
+    result: dict[str, Any] = {}
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(poll, poller, question_id, result)
+            await anyio.sleep(0.1)
+            assert result == {}
+            await answer(answerer, question_id, label)
+    return result
+
+
 async def test_an_answer_on_b_ends_the_long_poll_on_a_holding_the_question(tmp_path: Path, postgres_url: str) -> None:
     async with replicas(tmp_path, postgres_url, 2, timing=SLOW_CATCH_UP) as (a, b):
         question_id = await ask(a)
         await delivered(a)
-        result: dict[str, Any] = {}
-        with anyio.fail_after(5):
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(poll, a, question_id, result)
-                await anyio.sleep(0.1)
-                assert result == {}
-                await answer(b, question_id, "No")
+        result = await polled_through_an_answer(a, b, question_id, "No")
     assert (result["status"], result["answer"]["answers"][0]["selected"]) == ("answered", ["No"])
 
 
@@ -70,13 +78,7 @@ async def test_a_long_poll_on_a_replica_not_holding_the_question_returns_at_the_
         question_id = await ask(a)
         await delivered(a)
         assert c.installation.ledger.get(question_id) is None
-        result: dict[str, Any] = {}
-        with anyio.fail_after(5):
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(poll, c, question_id, result)
-                await anyio.sleep(0.1)
-                assert result == {}
-                await answer(b, question_id)
+        result = await polled_through_an_answer(c, b, question_id)
     assert result["status"] == "answered"
 
 
