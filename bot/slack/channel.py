@@ -58,7 +58,7 @@ from bot.slack.render import (
 )
 from bot.slack.settings import SlackSettings, SlackSubscription
 from bot.slack.targets import message_link, targets
-from bot.slack.threads import Threads
+from bot.slack.threads import Place, Threads
 from bot.slack.transport import SlackCallError, SlackTransport, make_client
 
 log = logging.getLogger(__name__)
@@ -139,26 +139,22 @@ class SlackChannel(Channel):
                 "slack: no [[slack.subscriptions]] entry names where to ask; "
                 'add one with channel = "#channel" or user = "U…"'
             )
-        destination = subscription.channel or subscription.user or ""
         try:
             message = render_question(question, mentions=subscription.mention)
         except RenderError as problem:
             raise DeliveryError(f"slack: cannot show question {question.id}: {problem}") from problem
-        agent = question.agent.id if question.agent is not None and subscription.thread == "agent" else None
-        async with self.threads.agents.lock(agent, destination):
-            root = await self.threads.agent_thread(self.ledger, question.id, agent, destination) if agent else None
+        async with self.threads.place(self.ledger, question, subscription) as place:
             try:
-                channel = await self.transport.open_dm(destination) if subscription.user else destination
-                target, thread_ts = root if root is not None else (channel, None)
+                target, thread_ts = await self._conversation(subscription, place)
                 posted, ts = await self._post_to_the_end(target, message, thread_ts, question.id)
             except SlackCallError as failure:
                 advice = ADVICE.get(failure.slack_error, "see Slack's documentation of this error").format(
                     token_env=self.settings.bot_token_env, api_url=self.settings.api_url
                 )
                 problem = f"{failure.slack_error} — {advice}"
-                raise DeliveryError(f"slack: cannot post to {destination}: {problem}") from failure
-            ref = ids.SlackRef(channel=posted, ts=ts, thread_ts=thread_ts, destination=destination)
-            self.threads.posted(question.id, agent, ref)
+                raise DeliveryError(f"slack: cannot post to {place.destination}: {problem}") from failure
+            ref = ids.SlackRef(channel=posted, ts=ts, thread_ts=thread_ts, destination=place.destination)
+            self.threads.posted(question.id, place.agent, ref)
         return Sent(key=ref.key, ref=ref)
 
     async def find_sent(self, question: QuestionRecord, route: Route) -> Sent | None:
@@ -168,13 +164,9 @@ class SlackChannel(Channel):
         subscription = route.subscription
         if not isinstance(subscription, SlackSubscription):
             return None
-        destination = subscription.channel or subscription.user or ""
-        agent = question.agent.id if question.agent is not None and subscription.thread == "agent" else None
-        async with self.threads.agents.lock(agent, destination):
-            root = await self.threads.agent_thread(self.ledger, question.id, agent, destination) if agent else None
+        async with self.threads.place(self.ledger, question, subscription) as place:
             try:
-                channel = await self.transport.open_dm(destination) if subscription.user else destination
-                target, thread_ts = root if root is not None else (channel, None)
+                target, thread_ts = await self._conversation(subscription, place)
                 if target.startswith("#"):
                     raise SlackCallError("conversations.history", "channel_named", "give the channel's id (C…)")
                 oldest = question.created_at.timestamp() - LOOKUP_MARGIN_SECONDS
@@ -182,14 +174,23 @@ class SlackChannel(Channel):
                 ts = posted_question(messages, question.id, await self.transport.bot_id())
             except SlackCallError as failure:
                 log.warning(
-                    "slack: cannot look for question %s's earlier post at %s: %s", question.id, destination, failure
+                    "slack: cannot look for question %s's earlier post at %s: %s",
+                    question.id,
+                    place.destination,
+                    failure,
                 )
                 return None
             if ts is None:
                 return None
-            ref = ids.SlackRef(channel=target, ts=ts, thread_ts=thread_ts, destination=destination)
-            self.threads.posted(question.id, agent, ref)
+            ref = ids.SlackRef(channel=target, ts=ts, thread_ts=thread_ts, destination=place.destination)
+            self.threads.posted(question.id, place.agent, ref)
         return Sent(key=ref.key, ref=ref)
+
+    async def _conversation(self, subscription: SlackSubscription, place: Place) -> tuple[str, str | None]:
+        """The conversation and thread to post in: the agent's thread once it has one, else the destination (for a
+        `user`, the direct messages opened with them)."""
+        channel = await self.transport.open_dm(place.destination) if subscription.user else place.destination
+        return place.root if place.root is not None else (channel, None)
 
     async def _post_to_the_end(
         self, channel: str, message: SlackMessage, thread_ts: str | None, question_id: str

@@ -3,16 +3,30 @@ still open in a thread that a reply may be answering. Read from the store after 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from bot.agent_places import AgentPlaces
 from bot.ledger import Ledger
 from bot.records import Delivery, QuestionRecord
 from bot.slack.ids import SlackRef
+from bot.slack.settings import SlackSubscription
 
 OPEN_QUESTIONS_SCANNED = 1_000_000
 
 Found = tuple[QuestionRecord, Delivery, SlackRef]
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a question goes: `destination` as configured (`#deploys`, `C…`, or a user `U…`), the agent whose thread
+    it joins (`thread = "agent"`; None: a thread of its own), and that thread's (conversation, ts) once it has one."""
+
+    destination: str
+    agent: str | None
+    root: tuple[str, str] | None
 
 
 class Threads:
@@ -28,6 +42,18 @@ class Threads:
     ) -> tuple[str, str] | None:
         """The (conversation, thread ts) of `agent`'s earlier question at `destination`, if there is one."""
         return await self.agents.find(ledger, agent, destination, besides=question_id)
+
+    @asynccontextmanager
+    async def place(
+        self, ledger: Ledger, question: QuestionRecord, subscription: SlackSubscription
+    ) -> AsyncIterator[Place]:
+        """Where `question` goes, held under its agent's lock until it is posted (or found posted): two questions of
+        one agent never start two threads."""
+        destination = subscription.channel or subscription.user or ""
+        agent = question.agent.id if question.agent is not None and subscription.thread == "agent" else None
+        async with self.agents.lock(agent, destination):
+            root = await self.agent_thread(ledger, question.id, agent, destination) if agent else None
+            yield Place(destination, agent, root)
 
     def posted(self, question_id: str, agent: str | None, ref: SlackRef) -> None:
         """Remember a question just posted: the agent's thread, and one more question open in it."""
