@@ -7,8 +7,9 @@ audit event; the foreign keys and unique constraints speak for the checks a tran
 first. Changes to a question's record (resolve, partial answers, approvals) are a compare-and-swap: a conditional
 `UPDATE … WHERE status = 'pending'` that also requires the stored record to be the one the change was made from,
 so the first resolution wins and nothing written since is lost; a caller's current copy (`resolve(seen=…)`) makes
-it one round trip. A reminder, which changes two rows from what it reads, locks its row (`FOR NO KEY UPDATE`,
-which leaves the audit log's foreign-key checks free to run) in a transaction.
+it one round trip. Under load, concurrent asks, deliveries and swaps are made in groups, one statement and one
+commit for many (`bot.store_pg_groups`). A reminder, which changes two rows from what it reads, locks its row (`FOR
+NO KEY UPDATE`, which leaves the audit log's foreign-key checks free to run) in a transaction.
 Connections (a pool that replaces broken ones; StoreUnavailable while the server is away) are `bot.store_pg_pool`'s,
 the SQL and row helpers `bot.store_pg_rows`'.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any, LiteralString, cast
 
@@ -35,6 +36,14 @@ from bot.records import (
     utc_now,
 )
 from bot.store import REMIND_AT_KEY, REMINDED_KEY, SEEN_EVENTS_KEPT
+from bot.store_pg_groups import (
+    ADD_DELIVERIES,
+    CREATE_QUESTIONS,
+    SWAP_RECORDS,
+    Grouped,
+    SplitGroup,
+    split_on,
+)
 from bot.store_pg_pool import PostgresConnections
 from bot.store_pg_rows import (
     APPEND_AUDIT,
@@ -65,19 +74,26 @@ class PostgresStore(PostgresConnections):
     """The replica that owns the questions this store creates (`bot.replica_pg` sets it); None: no owner yet, so the
     first replica to look claims them."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Use `open` (`PostgresConnections.open`)."""
+        super().__init__(*args, **kwargs)
+        self._grouped_creates = Grouped(self._create_questions, key=lambda row: row[0])
+        self._grouped_deliveries = Grouped(self._add_deliveries, key=lambda row: (row[0], row[1]))
+        self._grouped_swaps = Grouped(self._swap_records, key=lambda row: row[0])
+
+    async def close(self) -> None:
+        """Make the writes asked for, then close the pool. Idempotent; any later call raises StoreError."""
+        for grouped in (self._grouped_creates, self._grouped_deliveries, self._grouped_swaps):
+            await grouped.finish()
+        await super().close()
+
     # -- questions -------------------------------------------------------------------------------------------------
 
     async def create_question(self, record: QuestionRecord) -> None:
         agent_id = record.agent.id if record.agent else None
-        detail = {"agent": agent_id, "questions": [item.id for item in record.questions]}
-        write = (
-            "INSERT INTO questions (id, created_at, agent_id, status, record_json, owner) "
-            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING id"
-        )
-        values = (keep(record.id), record.created_at, keep_optional(agent_id), record.status, record_json(record))
-        async with self._connection() as db:
-            appended = await self._write_and_append(db, write, (*values, self.owner), "asked", None, None, detail)
-        if appended is None:
+        detail = json.dumps({"agent": agent_id, "questions": [item.id for item in record.questions]})
+        row = (keep(record.id), record.created_at, keep_optional(agent_id), record.status, record_json(record))
+        if not await self._grouped_creates((*row, self.owner, utc_now(), detail)):
             raise StoreError(f"question {record.id} already exists in the store")
 
     async def get_question(self, id: str) -> QuestionRecord | None:
@@ -128,34 +144,31 @@ class PostgresStore(PostgresConnections):
     async def save_partial(
         self, id: str, item: AskUserQuestionAnswerItem, *, actor: str | None, channel: str
     ) -> QuestionRecord:
-        async with self._connection() as db:
-            while True:
-                record, stored = await read_question(db, id)
-                if item.id not in {question.id for question in record.questions}:
-                    raise ValueError(f"question {id} has no question with id {item.id!r}")
-                if record.status != "pending":  # for good: an ended question never becomes pending again
-                    detail = {"partial": item.to_wire(), "status": record.status}
-                    await self._append(db, id, "duplicate", channel, actor, detail)
-                    return record
-                updated = record.model_copy(update={"partial": record.partial | {item.id: item}})
-                detail = {"item": item.to_wire()}
-                if await self._swap(db, updated, stored, "partial", channel, actor, detail):
-                    return updated
+        while True:
+            record, stored = await self._read_question(id)
+            if item.id not in {question.id for question in record.questions}:
+                raise ValueError(f"question {id} has no question with id {item.id!r}")
+            if record.status != "pending":  # for good: an ended question never becomes pending again
+                detail = {"partial": item.to_wire(), "status": record.status}
+                await self.audit(id, "duplicate", channel=channel, actor=actor, detail=detail)
+                return record
+            updated = record.model_copy(update={"partial": record.partial | {item.id: item}})
+            if await self._swap(updated, stored, "partial", channel, actor, {"item": item.to_wire()}):
+                return updated
 
     async def add_approval(self, id: str, approval: Approval) -> tuple[QuestionRecord, bool]:
-        async with self._connection() as db:
-            while True:
-                record, stored = await read_question(db, id)
-                if record.status != "pending":
-                    detail = {"approval": approval.identity, "status": record.status}
-                    await self._append(db, id, "duplicate", approval.via, approval.by, detail)
-                    return record, False
-                if any(earlier.identity == approval.identity for earlier in record.approvals):
-                    return record, False
-                updated = record.model_copy(update={"approvals": [*record.approvals, approval]})
-                detail = {"identity": approval.identity, "count": len(updated.approvals)}
-                if await self._swap(db, updated, stored, "approved", approval.via, approval.by, detail):
-                    return updated, True
+        while True:
+            record, stored = await self._read_question(id)
+            if record.status != "pending":
+                detail = {"approval": approval.identity, "status": record.status}
+                await self.audit(id, "duplicate", channel=approval.via, actor=approval.by, detail=detail)
+                return record, False
+            if any(earlier.identity == approval.identity for earlier in record.approvals):
+                return record, False
+            updated = record.model_copy(update={"approvals": [*record.approvals, approval]})
+            detail = {"identity": approval.identity, "count": len(updated.approvals)}
+            if await self._swap(updated, stored, "approved", approval.via, approval.by, detail):
+                return updated, True
 
     async def resolve(
         self,
@@ -180,20 +193,19 @@ class PostgresStore(PostgresConnections):
         # The caller's copy is usually current: then one statement resolves and audits (`_swap`). Otherwise (no
         # copy, changed since, lost) the question is read and the swap tried again.
         record = seen if seen is not None and seen.id == id and seen.status == "pending" else None
-        async with self._connection() as db:
-            stored = record_json(record) if record is not None else None
-            while True:
-                if record is None or stored is None:
-                    record, stored = await read_question(db, id)
-                if record.status != "pending":  # for good: the first resolution won
-                    if answer_wire is not None:
-                        attempted = {"attempted": answer_wire, "status": record.status}
-                        await self._append(db, id, "duplicate", via, by, attempted)
-                    return Resolution(won=False, record=record)
-                resolved = record.model_copy(update=update)
-                if await self._swap(db, resolved, stored, cast(AuditKind, status), via, by, detail):
-                    return Resolution(won=True, record=resolved)
-                record = None
+        stored = record_json(record) if record is not None else None
+        while True:
+            if record is None or stored is None:
+                record, stored = await self._read_question(id)
+            if record.status != "pending":  # for good: the first resolution won
+                if answer_wire is not None:
+                    attempted = {"attempted": answer_wire, "status": record.status}
+                    await self.audit(id, "duplicate", channel=via, actor=by, detail=attempted)
+                return Resolution(won=False, record=record)
+            resolved = record.model_copy(update=update)
+            if await self._swap(resolved, stored, cast(AuditKind, status), via, by, detail):
+                return Resolution(won=True, record=resolved)
+            record = None
 
     # -- the change feed (bot/change_feed_pg.py) --------------------------------------------------------------------
 
@@ -229,20 +241,8 @@ class PostgresStore(PostgresConnections):
     async def add_delivery(self, question_id: str, channel: str, key: str, ref: dict[str, Any]) -> Delivery:
         stored = json.dumps(ref)
         delivery = Delivery(question_id=question_id, channel=channel, key=key, ref=json.loads(stored))
-        write = (
-            "INSERT INTO deliveries (question_id, channel, key, ref_json, created_at) "
-            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (question_id, channel) DO UPDATE "
-            "SET key = excluded.key, ref_json = excluded.ref_json, created_at = excluded.created_at "
-            "RETURNING question_id AS id"
-        )
-        values = (keep(question_id), keep(channel), keep(key), stored, delivery.created_at)
-        async with self._connection() as db:
-            try:
-                await self._write_and_append(db, write, values, "delivered", channel, None, {"key": key}, touch=True)
-            except psycopg.errors.UniqueViolation:
-                raise StoreError(f"{channel} delivery key {key!r} is already used by another question") from None
-            except psycopg.errors.ForeignKeyViolation:
-                raise StoreError(f"no question {question_id} in the store") from None
+        row = (keep(question_id), keep(channel), keep(key), stored, delivery.created_at)
+        await self._grouped_deliveries((*row, utc_now(), json.dumps({"key": key})))
         return delivery
 
     async def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
@@ -417,50 +417,12 @@ class PostgresStore(PostgresConnections):
         """
         await db.execute(APPEND_AUDIT, (*audit_row(question_id, kind, channel, actor, detail), *AUDIT_LOCK))
 
-    async def _write_and_append(
-        self,
-        db: AsyncConnection[Any],
-        write: LiteralString,
-        params: tuple[Any, ...],
-        kind: AuditKind,
-        channel: str | None,
-        actor: str | None,
-        detail: dict[str, Any],
-        *,
-        touch: bool = False,
-    ) -> int | None:
-        """Run `write` (an INSERT or UPDATE … RETURNING the question's id as `id`) and, if it returned a row, its
-        audit event, as one statement on an autocommit connection: one round trip, one implicit transaction. Returns
-        the event's seq, or None when `write` returned nothing (and nothing was audited).
-
-        The order inside the statement is `_append`'s: every row lock first, then the audit lock, then the seq, then
-        the commit. The lock is taken in the target list of a materialised CTE that reads the written row, so it
-        cannot run before the write (a join could put it first). `touch` locks the question's row along with the
-        write, for writes whose triggers update it at the end of the statement (a delivery stamps its question):
-        waiting for that row while holding the audit lock could deadlock with a resolver holding the row and
-        waiting for the audit lock.
-        """
-        check_kind(kind)
-        touched: LiteralString = (
-            ", touched AS (SELECT q.id FROM questions q JOIN written w ON q.id = w.id FOR NO KEY UPDATE OF q)"
-            if touch
-            else ""
-        )
-        source: LiteralString = "written JOIN touched USING (id)" if touch else "written"
-        statement: LiteralString = (
-            "WITH written AS (" + write + ")" + touched + ", "
-            "locked AS MATERIALIZED (SELECT id, pg_advisory_xact_lock(%s, %s)::text AS nothing FROM " + source + ") "
-            "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) "
-            "SELECT %s, id, %s, %s, %s, %s || nothing FROM locked RETURNING seq"
-        )
-        audit = (utc_now(), kind, keep_optional(channel), keep_optional(actor), json.dumps(detail))
-        cursor = await db.execute(statement, (*params, *AUDIT_LOCK, *audit))
-        row = await cursor.fetchone()
-        return None if row is None else int(row[0])
+    async def _read_question(self, id: str) -> tuple[QuestionRecord, str]:
+        async with self._connection() as db:
+            return await read_question(db, id)
 
     async def _swap(
         self,
-        db: AsyncConnection[Any],
         updated: QuestionRecord,
         stored: str,
         kind: AuditKind,
@@ -471,12 +433,53 @@ class PostgresStore(PostgresConnections):
         """Write `updated` (its status too: a resolution) and its audit event in one statement if the question is
         still pending and exactly as read (`stored`, compared by digest); False if anything changed since: read
         again and retry. Of resolvers holding the same copy one swaps, the others read the winner's record: the
-        first resolution wins. Each retry means another writer's change went in, so the retries end. A read and a
-        swap are two round trips, without BEGIN or COMMIT, where a locking read in a transaction took five."""
-        write = (
-            "UPDATE questions SET status = %s, record_json = %s WHERE id = %s AND status = 'pending' "
-            "AND sha256(convert_to(record_json, 'UTF8')) = %s RETURNING id"
-        )
+        first resolution wins (two swaps of one question never share a group). Each retry means another writer's
+        change went in, so the retries end. A read and a swap are two round trips, without BEGIN or COMMIT, where a
+        locking read in a transaction took five."""
+        check_kind(kind)
         digest = hashlib.sha256(stored.encode()).digest()
-        values = (updated.status, record_json(updated), keep(updated.id), digest)
-        return await self._write_and_append(db, write, values, kind, channel, actor, detail) is not None
+        row = (keep(updated.id), updated.status, record_json(updated), digest, utc_now(), kind)
+        return await self._grouped_swaps((*row, keep_optional(channel), keep_optional(actor), json.dumps(detail)))
+
+    # -- the groups' statements (`bot.store_pg_groups`) ------------------------------------------------------------
+
+    async def _create_questions(self, rows: Sequence[tuple[Any, ...]]) -> list[bool]:
+        made = await self._group(CREATE_QUESTIONS, rows)
+        return [row[0] in made for row in rows]
+
+    async def _add_deliveries(self, rows: Sequence[tuple[Any, ...]]) -> list[bool]:
+        def refused(error: psycopg.Error) -> StoreError | None:
+            question_id, channel, key = (restore(value) for value in rows[0][:3])
+            if isinstance(error, psycopg.errors.UniqueViolation):
+                return StoreError(f"{channel} delivery key {key!r} is already used by another question")
+            if isinstance(error, psycopg.errors.ForeignKeyViolation):
+                return StoreError(f"no question {question_id} in the store")
+            return None
+
+        await self._group(ADD_DELIVERIES, rows, refused)
+        return [True] * len(rows)
+
+    async def _swap_records(self, rows: Sequence[tuple[Any, ...]]) -> list[bool]:
+        made = await self._group(SWAP_RECORDS, rows)
+        return [row[0] in made for row in rows]
+
+    async def _group(
+        self,
+        statement: LiteralString,
+        rows: Sequence[tuple[Any, ...]],
+        refused: Callable[[psycopg.Error], StoreError | None] = lambda error: None,
+    ) -> set[str]:
+        """Run a group's statement on its rows (a column each: the statement's arrays); the ids it returned (as
+        kept). A group of several that fails for something one row can cause raises SplitGroup; one alone raises
+        what `refused` says of the error, if anything, else StoreError."""
+        columns = [list(column) for column in zip(*rows, strict=True)]
+        async with self._connection() as db:
+            try:
+                cursor = await db.execute(statement, (*columns, *AUDIT_LOCK))
+            except psycopg.Error as error:
+                if split_on(error, len(rows)):
+                    raise SplitGroup from error
+                if (reason := refused(error)) is not None:
+                    raise reason from None
+                raise
+            return {row[0] for row in await cursor.fetchall()}

@@ -1,0 +1,187 @@
+"""Group commit on PostgreSQL: the concurrent writes of one kind made by one statement, under one commit.
+
+Each PostgreSQL statement costs serve about as much CPU as the rest of a request (psycopg, the socket, the loop) and
+the server a commit and an fsync; under load many asks and answers want the same kind of write at once. So a kind
+of write (a new question, a delivery, a change of a question's record) runs one group at a time: while one group's
+statement runs, the writes asked for queue up, and the next group is all of them, one multi-row statement (`unnest`
+of arrays, the audit rows in the same statement) and one commit. A write alone is a group of one: one statement, as
+before. Each write still behaves as its own:
+
+- its caller resumes only once the group's statement has returned, that is once its commit is on disk;
+- a write whose group fails for something one row can cause (a unique key, a missing question, a deadlock) is made
+  again alone with the others of the group, so that it fails alone and the others are made;
+- a write is made even when its caller is cancelled after asking for it (its caller sees the cancellation), as the
+  SQLite store does: what was sent is recorded;
+- a group holds at most one write per key (a question's id): a second one waits for the next group, so that it sees
+  the first one's effect — of two answers to one question the first asked for wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from typing import Any, Generic, LiteralString, TypeVar
+
+import psycopg
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+class Grouped(Generic[Item, Result]):
+    """The writes of one kind, run in groups by `run` (the group's items in the order asked → each one's outcome,
+    result or exception, in the same order; raising fails the whole group)."""
+
+    def __init__(
+        self, run: Callable[[Sequence[Item]], Awaitable[Sequence[Any]]], key: Callable[[Item], Hashable]
+    ) -> None:
+        self._run = run
+        self._key = key
+        self._queued: list[tuple[Item, asyncio.Future[Any]]] = []
+        self._running: asyncio.Task[None] | None = None
+        self.groups = 0
+        """Groups run (for tests: concurrent writes share one)."""
+
+    async def __call__(self, item: Item) -> Result:
+        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
+        self._queued.append((item, future))
+        if self._running is None:
+            # A task of its own, not the caller's: a caller cancelled meanwhile does not cancel the group's statement.
+            self._running = asyncio.create_task(self._run_groups())
+        return await future
+
+    async def finish(self) -> None:
+        """Wait until every write asked for so far is made (for closing the store)."""
+        while self._running is not None:
+            await asyncio.shield(self._running)
+
+    async def _run_groups(self) -> None:
+        try:
+            while self._queued:
+                group = self._next_group()
+                self.groups += 1
+                outcomes = await self._outcomes([item for item, _ in group])
+                for (_, future), outcome in zip(group, outcomes, strict=True):
+                    if future.cancelled():  # its caller was cancelled meanwhile; the write stands
+                        continue
+                    if isinstance(outcome, Exception):
+                        future.set_exception(outcome)
+                    else:
+                        future.set_result(outcome)
+        finally:
+            self._running = None
+
+    def _next_group(self) -> list[tuple[Item, asyncio.Future[Any]]]:
+        """The queued writes in the order asked, but one per key: later ones of a key wait for the next group."""
+        group: list[tuple[Item, asyncio.Future[Any]]] = []
+        later: list[tuple[Item, asyncio.Future[Any]]] = []
+        keys: set[Hashable] = set()
+        for queued in self._queued:
+            key = self._key(queued[0])
+            (later if key in keys else group).append(queued)
+            keys.add(key)
+        self._queued = later + self._queued[len(group) + len(later) :]
+        return group
+
+    async def _outcomes(self, items: list[Item]) -> Sequence[Any]:
+        try:
+            return await self._run(items)
+        except SplitGroup:
+            # Something one write can cause failed the statement, which made none of them: each again, alone.
+            return [await self._alone(item) for item in items]
+        except Exception as error:  # the group failed as a whole (the server is away): none of them was made
+            return [error] * len(items)
+
+    async def _alone(self, item: Item) -> Any:
+        try:
+            return (await self._run([item]))[0]
+        except Exception as error:
+            return error
+
+
+class SplitGroup(Exception):
+    """Raised by a group's `run` when its statement failed for something a single write can cause: each write of the
+    group is then made alone."""
+
+
+def split_on(error: psycopg.Error, size: int) -> bool:
+    """Whether a group of `size` whose statement raised `error` should be made again write by write: any error a
+    row can cause (a constraint, a deadlock between rows), not a lost connection or server, which would fail each."""
+    if size < 2 or isinstance(error, psycopg.InterfaceError):
+        return False
+    return not isinstance(error, psycopg.OperationalError) or isinstance(error, psycopg.errors.TransactionRollback)
+
+
+# The statements. Every row lock comes first (the written rows, and the questions a delivery's trigger stamps), then
+# the audit lock (`PostgresStore._append`: held to the commit, it makes the audit log's commit order its `seq`
+# order), then the audit rows and their seqs, then the commit, which follows at once on the server. The lock is taken
+# once, on the count of what was written: the count reads every written row first, and every audit row needs its
+# `nothing` (''), so it can run neither before the writes nor after a seq. Taking it before a question's row lock
+# could deadlock with a resolver holding the row and waiting for the audit lock; rows are locked in id order so
+# that two groups locking the same questions wait for each other instead of deadlocking.
+
+CREATE_QUESTIONS: LiteralString = """\
+WITH given AS (
+    SELECT * FROM unnest(%s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::text[], %s::text[],
+                         %s::timestamptz[], %s::text[])
+        WITH ORDINALITY AS g (id, created_at, agent_id, status, record_json, owner, at, detail, n)
+), written AS (
+    INSERT INTO questions (id, created_at, agent_id, status, record_json, owner)
+    SELECT id, created_at, agent_id, status, record_json, owner FROM given ORDER BY id
+    ON CONFLICT (id) DO NOTHING RETURNING id
+), locked AS MATERIALIZED (
+    SELECT pg_advisory_xact_lock(%s, %s)::text AS nothing FROM (SELECT count(*) AS made FROM written) w WHERE made > 0
+)
+INSERT INTO audit (at, question_id, kind, channel, actor, detail_json)
+SELECT g.at, g.id, 'asked', NULL, NULL, g.detail || l.nothing
+FROM given g JOIN written USING (id) CROSS JOIN locked l ORDER BY g.n
+RETURNING question_id
+"""
+"""New questions and their `asked` events; returns the ids created (an id already stored is left alone)."""
+
+ADD_DELIVERIES: LiteralString = """\
+WITH given AS (
+    SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::timestamptz[], %s::timestamptz[],
+                         %s::text[])
+        WITH ORDINALITY AS g (question_id, channel, key, ref_json, created_at, at, detail, n)
+), written AS (
+    INSERT INTO deliveries (question_id, channel, key, ref_json, created_at)
+    SELECT question_id, channel, key, ref_json, created_at FROM given ORDER BY question_id
+    ON CONFLICT (question_id, channel) DO UPDATE
+    SET key = excluded.key, ref_json = excluded.ref_json, created_at = excluded.created_at
+    RETURNING question_id, channel
+), touched AS (
+    SELECT q.id FROM questions q WHERE q.id IN (SELECT question_id FROM written) ORDER BY q.id FOR NO KEY UPDATE
+), locked AS MATERIALIZED (
+    SELECT pg_advisory_xact_lock(%s, %s)::text AS nothing FROM (SELECT count(*) AS made FROM touched) t WHERE made > 0
+)
+INSERT INTO audit (at, question_id, kind, channel, actor, detail_json)
+SELECT g.at, g.question_id, 'delivered', g.channel, NULL, g.detail || l.nothing
+FROM given g JOIN written USING (question_id, channel) CROSS JOIN locked l ORDER BY g.n
+RETURNING question_id
+"""
+"""Deliveries (a question's delivery on a channel replaces the earlier one) and their `delivered` events. A
+delivery's trigger stamps its question at the end of the statement, so the questions are locked with the writes."""
+
+SWAP_RECORDS: LiteralString = """\
+WITH given AS (
+    SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::bytea[], %s::timestamptz[], %s::text[], %s::text[],
+                         %s::text[], %s::text[])
+        WITH ORDINALITY AS g (id, status, record_json, digest, at, kind, channel, actor, detail, n)
+), ordered AS MATERIALIZED (
+    SELECT q.id FROM questions q JOIN given g USING (id) ORDER BY q.id FOR NO KEY UPDATE OF q
+), written AS (
+    UPDATE questions q SET status = g.status, record_json = g.record_json
+    FROM given g JOIN ordered USING (id)
+    WHERE q.id = g.id AND q.status = 'pending' AND sha256(convert_to(q.record_json, 'UTF8')) = g.digest
+    RETURNING q.id
+), locked AS MATERIALIZED (
+    SELECT pg_advisory_xact_lock(%s, %s)::text AS nothing FROM (SELECT count(*) AS made FROM written) w WHERE made > 0
+)
+INSERT INTO audit (at, question_id, kind, channel, actor, detail_json)
+SELECT g.at, g.id, g.kind, g.channel, g.actor, g.detail || l.nothing
+FROM given g JOIN written USING (id) CROSS JOIN locked l ORDER BY g.n
+RETURNING question_id
+"""
+"""Compare-and-swap of question records (`PostgresStore._swap`): each is written, with its audit event, only if its
+question is still pending and stored exactly as the copy it was made from (by digest); returns the ids written."""
