@@ -39,6 +39,7 @@ from bot.store import REMIND_AT_KEY, REMINDED_KEY, SEEN_EVENTS_KEPT
 from bot.store_pg_groups import (
     ADD_DELIVERIES,
     CREATE_QUESTIONS,
+    FIND_REPLIES,
     SWAP_RECORDS,
     Grouped,
     SplitGroup,
@@ -80,10 +81,11 @@ class PostgresStore(PostgresConnections):
         self._grouped_creates = Grouped(self._create_questions, key=lambda row: row[0])
         self._grouped_deliveries = Grouped(self._add_deliveries, key=lambda row: (row[0], row[1]))
         self._grouped_swaps = Grouped(self._swap_records, key=lambda row: row[0])
+        self._grouped_replies = Grouped(self._find_replies, key=lambda row: row)
 
     async def close(self) -> None:
         """Make the writes asked for, then close the pool. Idempotent; any later call raises StoreError."""
-        for grouped in (self._grouped_creates, self._grouped_deliveries, self._grouped_swaps):
+        for grouped in (self._grouped_creates, self._grouped_deliveries, self._grouped_swaps, self._grouped_replies):
             await grouped.finish()
         await super().close()
 
@@ -283,16 +285,11 @@ class PostgresStore(PostgresConnections):
         return next(iter(await self._deliveries("channel = %s AND key = %s", channel, key)), None)
 
     async def find_delivery_with_question(self, channel: str, key: str) -> tuple[QuestionRecord, Delivery] | None:
-        async with self._connection() as db:
-            cursor = await db.execute(
-                "SELECT q.record_json, d.question_id, d.ref_json, d.created_at "
-                "FROM deliveries d JOIN questions q ON q.id = d.question_id WHERE d.channel = %s AND d.key = %s",
-                (keep(channel), keep(key)),
-            )
-            row = await cursor.fetchone()
-        if row is None:
+        # Every reply reads this: concurrent ones are read in groups, one query for many (`bot.store_pg_groups`).
+        found = await self._grouped_replies((keep(channel), keep(key)))
+        if found is None:
             return None
-        record, question_id, ref, created_at = row
+        record, question_id, ref, created_at = found
         delivery = Delivery(
             question_id=restore(question_id),
             channel=channel,
@@ -462,6 +459,13 @@ class PostgresStore(PostgresConnections):
     async def _swap_records(self, rows: Sequence[tuple[Any, ...]]) -> list[bool]:
         made = await self._group(SWAP_RECORDS, rows)
         return [row[0] in made for row in rows]
+
+    async def _find_replies(self, rows: Sequence[tuple[str, str]]) -> list[tuple[Any, ...] | None]:
+        """The question and delivery of each `(channel, key)`, None for one not found."""
+        async with self._connection() as db:
+            cursor = await db.execute(FIND_REPLIES, [list(column) for column in zip(*rows, strict=True)])
+            found = {(channel, key): rest for channel, key, *rest in await cursor.fetchall()}
+        return [tuple(found[row]) if row in found else None for row in rows]
 
     async def _group(
         self,

@@ -14,6 +14,8 @@ before. Each write still behaves as its own:
   SQLite store does: what was sent is recorded;
 - a group holds at most one write per key (a question's id): a second one waits for the next group, so that it sees
   the first one's effect — of two answers to one question the first asked for wins.
+
+The read every reply makes (its delivery and question) is grouped the same way: one query for many.
 """
 
 from __future__ import annotations
@@ -185,3 +187,10 @@ RETURNING question_id
 """
 """Compare-and-swap of question records (`PostgresStore._swap`): each is written, with its audit event, only if its
 question is still pending and stored exactly as the copy it was made from (by digest); returns the ids written."""
+
+FIND_REPLIES: LiteralString = """\
+SELECT d.channel, d.key, q.record_json, d.question_id, d.ref_json, d.created_at
+FROM deliveries d JOIN questions q ON q.id = d.question_id
+WHERE (d.channel, d.key) IN (SELECT * FROM unnest(%s::text[], %s::text[]))
+"""
+"""The deliveries of the `(channel, key)` pairs given, each with its question's record, for the replies to them."""
