@@ -106,12 +106,17 @@ class SplitGroup(Exception):
     group is then made alone."""
 
 
+_WHOLE_GROUP_CLASSES = ("08", "53", "57", "58", "XX")
+"""SQLSTATE classes of errors no row causes: a connection lost, resources, the server shutting down or failing."""
+
+
 def split_on(error: psycopg.Error, size: int) -> bool:
-    """Whether a group of `size` whose statement raised `error` should be made again write by write: any error a
-    row can cause (a constraint, a deadlock between rows), not a lost connection or server, which would fail each."""
-    if size < 2 or isinstance(error, psycopg.InterfaceError):
+    """Whether a group of `size` whose statement raised `error` should be made again write by write: for any error a
+    row can cause (a constraint, a deadlock between rows), not for a lost connection or server, which would fail
+    each of them again."""
+    if size < 2 or error.sqlstate is None:  # None: raised by psycopg itself (the connection is gone)
         return False
-    return not isinstance(error, psycopg.OperationalError) or isinstance(error, psycopg.errors.TransactionRollback)
+    return not error.sqlstate.startswith(_WHOLE_GROUP_CLASSES)
 
 
 # The statements. Every row lock comes first (the written rows, and the questions a delivery's trigger stamps), then
