@@ -50,6 +50,7 @@ class Grouped(Generic[Item, Result]):
         if self._running is None:
             # A task of its own, not the caller's: a caller cancelled meanwhile does not cancel the group's statement.
             self._running = asyncio.create_task(self._run_groups())
+            self._running.add_done_callback(self._ended)
         return await future
 
     async def finish(self) -> None:
@@ -58,6 +59,7 @@ class Grouped(Generic[Item, Result]):
             await asyncio.shield(self._running)
 
     async def _run_groups(self) -> None:
+        group: list[tuple[Item, asyncio.Future[Any]]] = []
         try:
             while self._queued:
                 group = self._next_group()
@@ -70,8 +72,24 @@ class Grouped(Generic[Item, Result]):
                         future.set_exception(outcome)
                     else:
                         future.set_result(outcome)
+                group = []
+        except asyncio.CancelledError:
+            self._cancel_callers(group)
+            raise
         finally:
+            self._running = None  # here, not in a done callback: a caller resumed meanwhile may ask for more
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        if self._running is task:  # cancelled before it ever ran (its `finally` never did)
             self._running = None
+            self._cancel_callers([])
+
+    def _cancel_callers(self, group: list[tuple[Item, asyncio.Future[Any]]]) -> None:
+        """The group's task is cancelled (the event loop is closing): no caller may wait for ever. What their writes
+        became is unknown, as for a caller cancelled in its own statement."""
+        for _, future in [*group, *self._queued]:
+            future.cancel()
+        self._queued = []
 
     def _next_group(self) -> list[tuple[Item, asyncio.Future[Any]]]:
         """The queued writes in the order asked, but one per key: later ones of a key wait for the next group."""

@@ -164,3 +164,13 @@ def test_a_group_is_made_again_write_by_write_for_what_one_row_can_cause_only() 
     assert not split_on(psycopg.errors.UniqueViolation(), 1)  # alone: its own error
     assert not split_on(psycopg.OperationalError("the server closed the connection"), 2)
     assert not split_on(psycopg.errors.AdminShutdown(), 2)
+
+
+async def test_no_caller_waits_for_ever_when_the_group_itself_is_cancelled(store: PostgresStore) -> None:
+    caller = asyncio.create_task(store.create_question(record()))
+    await asyncio.sleep(0)  # asked for: the group's task is due
+    grouped = store._grouped_creates._running  # pyright: ignore[reportPrivateUsage]
+    assert grouped is not None
+    grouped.cancel()  # as the event loop does to every task left when it closes
+    with pytest.raises(asyncio.CancelledError):
+        await caller
