@@ -81,7 +81,7 @@ class PostgresStore(PostgresConnections):
         self._grouped_creates = Grouped(self._create_questions, key=lambda row: row[0])
         self._grouped_deliveries = Grouped(self._add_deliveries, key=lambda row: (row[0], row[1]))
         self._grouped_swaps = Grouped(self._swap_records, key=lambda row: row[0])
-        self._grouped_replies = Grouped(self._find_replies, key=lambda row: row)
+        self._grouped_replies = Grouped(self._find_replies, key=lambda row: row, reads=True)
 
     async def close(self) -> None:
         """Make the writes asked for, then close the pool. Idempotent; any later call raises StoreError."""

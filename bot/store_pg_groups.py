@@ -31,27 +31,56 @@ Result = TypeVar("Result")
 
 
 class Grouped(Generic[Item, Result]):
-    """The writes of one kind, run in groups by `run` (the group's items in the order asked → each one's outcome,
-    result or exception, in the same order; raising fails the whole group)."""
+    """The calls of one kind, run in groups by `run` (the group's items in the order asked → each one's outcome,
+    result or exception, in the same order; raising fails the whole group).
+
+    A group runs in a task of its own, so that a caller cancelled meanwhile does not cancel a write. A read (`reads`)
+    has nothing to lose to a cancellation: alone, it runs in its caller's task, which saves the task and two turns of
+    the event loop (about 100 µs of CPU here); the reads asked for meanwhile are grouped after it.
+    """
 
     def __init__(
-        self, run: Callable[[Sequence[Item]], Awaitable[Sequence[Any]]], key: Callable[[Item], Hashable]
+        self,
+        run: Callable[[Sequence[Item]], Awaitable[Sequence[Any]]],
+        key: Callable[[Item], Hashable],
+        *,
+        reads: bool = False,
     ) -> None:
         self._run = run
         self._key = key
+        self._reads = reads
         self._queued: list[tuple[Item, asyncio.Future[Any]]] = []
         self._running: asyncio.Task[None] | None = None
+        self._reading_alone = False
+        """A read alone runs in its caller's task."""
         self.groups = 0
-        """Groups run (for tests: concurrent writes share one)."""
+        """Groups run (for tests: concurrent calls share one)."""
 
     async def __call__(self, item: Item) -> Result:
+        if self._reads and self._running is None and not self._reading_alone:
+            return await self._read_alone(item)
         future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
         self._queued.append((item, future))
-        if self._running is None:
-            # A task of its own, not the caller's: a caller cancelled meanwhile does not cancel the group's statement.
-            self._running = asyncio.create_task(self._run_groups())
-            self._running.add_done_callback(self._ended)
+        if self._running is None and not self._reading_alone:
+            self._start()
         return await future
+
+    async def _read_alone(self, item: Item) -> Result:
+        self._reading_alone = True
+        try:
+            self.groups += 1
+            outcome = (await self._outcomes([item]))[0]
+        finally:
+            self._reading_alone = False
+            if self._queued:
+                self._start()
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def _start(self) -> None:
+        self._running = asyncio.create_task(self._run_groups())
+        self._running.add_done_callback(self._ended)
 
     async def finish(self) -> None:
         """Wait until every write asked for so far is made (for closing the store)."""
@@ -147,8 +176,8 @@ def split_on(error: psycopg.Error, size: int) -> bool:
 
 CREATE_QUESTIONS: LiteralString = """\
 WITH given AS (
-    SELECT * FROM unnest(%s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::text[], %s::text[],
-                         %s::timestamptz[], %s::text[])
+    SELECT * FROM unnest(%b::text[], %b::timestamptz[], %b::text[], %b::text[], %b::text[], %b::text[],
+                         %b::timestamptz[], %b::text[])
         WITH ORDINALITY AS g (id, created_at, agent_id, status, record_json, owner, at, detail, n)
 ), written AS (
     INSERT INTO questions (id, created_at, agent_id, status, record_json, owner)
@@ -166,8 +195,8 @@ RETURNING question_id
 
 ADD_DELIVERIES: LiteralString = """\
 WITH given AS (
-    SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::timestamptz[], %s::timestamptz[],
-                         %s::text[])
+    SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[], %b::timestamptz[], %b::timestamptz[],
+                         %b::text[])
         WITH ORDINALITY AS g (question_id, channel, key, ref_json, created_at, at, detail, n)
 ), written AS (
     INSERT INTO deliveries (question_id, channel, key, ref_json, created_at)
@@ -190,8 +219,8 @@ delivery's trigger stamps its question at the end of the statement, so the quest
 
 SWAP_RECORDS: LiteralString = """\
 WITH given AS (
-    SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::bytea[], %s::timestamptz[], %s::text[], %s::text[],
-                         %s::text[], %s::text[])
+    SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::bytea[], %b::timestamptz[], %b::text[], %b::text[],
+                         %b::text[], %b::text[])
         WITH ORDINALITY AS g (id, status, record_json, digest, at, kind, channel, actor, detail, n)
 ), ordered AS MATERIALIZED (
     SELECT q.id FROM questions q JOIN given g USING (id) ORDER BY q.id FOR NO KEY UPDATE OF q
@@ -214,6 +243,6 @@ question is still pending and stored exactly as the copy it was made from (by di
 FIND_REPLIES: LiteralString = """\
 SELECT d.channel, d.key, q.record_json, d.question_id, d.ref_json, d.created_at
 FROM deliveries d JOIN questions q ON q.id = d.question_id
-WHERE (d.channel, d.key) IN (SELECT * FROM unnest(%s::text[], %s::text[]))
+WHERE (d.channel, d.key) IN (SELECT * FROM unnest(%b::text[], %b::text[]))
 """
 """The deliveries of the `(channel, key)` pairs given, each with its question's record, for the replies to them."""
