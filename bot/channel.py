@@ -172,8 +172,11 @@ class ChannelAnswerer:
                 await pending.resolved.wait()
             else:
                 await self._wait(pending, route, next_)
-            # The outcome is shown to people (and handed to the agent) only once it would survive a power loss.
-            await self.ledger.store.durable()
+            # The outcome is shown to people (and handed to the agent) only once it would survive a power loss. An API
+            # question's agent is handed nothing here (it reads the outcome over the API, which waits for the disk
+            # itself): with nothing to show either, there is nothing to wait for, and no fsync round to drive.
+            if self._shows_outcome or pending.record.origin != "api":
+                await self.ledger.store.durable()
         except anyio.get_cancelled_exc_class():
             if self.ledger.closing:
                 raise

@@ -230,7 +230,7 @@ class Store(StoreFile):
             return updated
 
     def get_delivery(self, question_id: str, channel: str) -> Delivery | None:
-        return next(iter(self._deliveries("question_id = ? AND channel = ?", question_id, channel)), None)
+        return self._delivery("question_id = ? AND channel = ?", question_id, channel)
 
     def has_delivery(self, question_id: str, channel: str) -> bool:
         """Whether the question was shown on `channel`, without reading the delivery itself."""
@@ -240,7 +240,7 @@ class Store(StoreFile):
 
     def find_delivery(self, channel: str, key: str) -> Delivery | None:
         """The delivery an incoming reply refers to, by the channel's lookup key."""
-        return next(iter(self._deliveries("channel = ? AND key = ?", channel, key)), None)
+        return self._delivery("channel = ? AND key = ?", channel, key)
 
     def find_delivery_with_question(self, channel: str, key: str) -> tuple[QuestionRecord, Delivery] | None:
         """The delivery an incoming reply refers to (as `find_delivery`) and its question as stored now, read
@@ -261,6 +261,15 @@ class Store(StoreFile):
 
     def deliveries(self, question_id: str) -> list[Delivery]:
         return self._deliveries("question_id = ?", question_id)
+
+    def _delivery(self, where: str, *params: str) -> Delivery | None:
+        """The one delivery a unique key names (no sort, no list: every answer looks one up)."""
+        with self._read() as db:
+            row = db.execute(f"SELECT * FROM deliveries WHERE {where}", params).fetchone()
+        if row is None:
+            return None
+        question_id, channel, key, ref, created_at = row
+        return Delivery(question_id=question_id, channel=channel, key=key, ref=json.loads(ref), created_at=created_at)
 
     def _deliveries(self, where: str, *params: str) -> list[Delivery]:
         with self._read() as db:
@@ -389,14 +398,16 @@ def _require_question(db: sqlite3.Connection, id: str, seen: QuestionRecord | No
 
 
 def _insert_delivery(db: sqlite3.Connection, question_id: str, channel: str, key: str, ref: str, at: str) -> None:
-    _require_exists(db, question_id)
+    # An unknown question is refused by the foreign key (the connection enforces them), not by a SELECT first.
     try:
         db.execute(
             "INSERT INTO deliveries VALUES (?, ?, ?, ?, ?) ON CONFLICT (question_id, channel) DO UPDATE "
             "SET key = excluded.key, ref_json = excluded.ref_json, created_at = excluded.created_at",
             (question_id, channel, key, ref, at),
         )
-    except sqlite3.IntegrityError:
+    except sqlite3.IntegrityError as error:
+        if error.sqlite_errorcode == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+            raise StoreError(f"no question {question_id} in the store") from None
         raise StoreError(f"{channel} delivery key {key!r} is already used by another question") from None
 
 
