@@ -140,7 +140,6 @@ class RemoteQuestions:
                 record, new = current, False  # a channel may have shown it before the store failed
         finally:
             self._running.discard(question_id)
-            await anyio.lowlevel.checkpoint()
 
     async def _ask_once(self, record: QuestionRecord, new: bool) -> None:
         agent: Agent | None = None
