@@ -120,8 +120,9 @@ class SqliteStore:
     Writes are committed in groups under load: the first write of a turn of the event loop is made at once, as a
     synchronous call; the writes asked for after it in the same turn run together at the start of the next one,
     each in a savepoint, under one commit, and each caller resumes only once that commit is done. With many asks
-    and answers in flight that is one commit for many of them instead of one each; a write alone (a quiet bot, a
-    test) is made at once as before. `durable()` then waits for the batched fsync.
+    and answers in flight that is one commit for many of them instead of one each, and while writes come several a
+    turn the first of a turn joins the group too (one commit a turn); a write alone (a quiet bot, a test) is made
+    at once as before. `durable()` then waits for the batched fsync.
     """
 
     def __init__(self, store: Store) -> None:

@@ -1,5 +1,5 @@
 """Group commit in the embedded store: the first write of a turn of the event loop is made at once; the writes asked
-for after it in the same turn share one transaction.
+for after it in the same turn share one transaction (and while they come several a turn, the first joins them too).
 
 Each write still behaves as its own: it is undone alone when it fails, its caller resumes only once the group is
 committed, and a caller cancelled before the commit leaves nothing behind.
@@ -51,6 +51,25 @@ async def test_a_write_alone_is_committed_at_once_without_yielding(store: Sqlite
         next(writing)
     assert store.sync.commits == before + 1
     assert committed_elsewhere(store, original.id) == original
+
+
+async def test_while_writes_come_several_a_turn_the_first_of_the_next_turn_joins_their_group(
+    store: SqliteStore,
+) -> None:
+    await asyncio.gather(*(store.create_question(record()) for _ in range(4)))  # one at once, a group of three
+    records = [record() for _ in range(4)]
+    before = store.sync.commits
+    await asyncio.gather(*(store.create_question(each) for each in records))
+    assert store.sync.commits == before + 1
+    assert all(committed_elsewhere(store, each.id) == each for each in records)
+
+
+async def test_after_a_group_of_one_a_write_alone_is_made_at_once_again(store: SqliteStore) -> None:
+    await asyncio.gather(*(store.create_question(record()) for _ in range(4)))
+    await store.create_question(record())  # the load is over: a group of its own, of one
+    writing = store.create_question(record()).__await__()
+    with pytest.raises(StopIteration):
+        next(writing)
 
 
 async def first_write_of_the_turn(store: SqliteStore) -> None:
