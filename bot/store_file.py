@@ -110,13 +110,9 @@ class StoreFile:
         with self._read() as db:
             return [row[0] for row in db.execute("PRAGMA quick_check")] == ["ok"]
 
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                yield self._db
-            except sqlite3.Error as error:
-                raise self._failure(error) from error
+    def _read(self) -> _Reading:
+        """`with self._read() as db`: the connection under the lock, sqlite3's errors turned into the store's."""
+        return _Reading(self)
 
     def write_together(self, writes: Sequence[Callable[[], Any]]) -> list[tuple[Any, Exception | None]]:
         """Run several writes (calls of this store's write methods) as one transaction with one commit: group
@@ -145,58 +141,70 @@ class StoreFile:
                 self._grouping = False
         return outcomes
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction holding the write lock from its first statement; rolled back on any error. Inside
-        `write_together`, a savepoint of the group's transaction instead."""
-        with self._lock:
-            if self._grouping:
-                with self._savepoint() as db:
-                    yield db
-            else:
-                with self._transaction() as db:
-                    yield db
+    def _write(self) -> _Writing:
+        """`with self._write() as db`: one write transaction holding the write lock from its first statement; rolled
+        back on any error. Inside `write_together`, a savepoint of the group's transaction instead."""
+        return _Writing(self)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE … COMMIT, counted for `durable()`; rolled back on any error. The caller holds the lock."""
+        self._begin()
+        try:
+            yield self._db
+        except BaseException as failure:
+            self._end(failure)
+            raise
+        self._end(None)
+
+    def _begin(self) -> None:
         try:
             self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise self._failure(error) from error
+
+    def _end(self, failure: BaseException | None) -> None:
+        """COMMIT (counted for `durable()`) after a body that went well; ROLLBACK after `failure`, which the caller
+        raises again unless this raises the store's error for it."""
+        if failure is None:
             try:
-                yield self._db
                 self._db.commit()
-            except BaseException:
+            except sqlite3.Error as error:
                 # A COMMIT that failed (disk full) leaves the transaction open; end it so the next write can begin.
                 with suppress(sqlite3.Error):
                     self._db.rollback()
-                raise
-        except sqlite3.Error as error:
-            raise self._failure(error) from error
-        self._barrier.committed()
+                raise self._failure(error) from error
+            self._barrier.committed()
+            return
+        with suppress(sqlite3.Error):
+            self._db.rollback()
+        if isinstance(failure, sqlite3.Error):
+            raise self._failure(failure) from failure
 
-    @contextmanager
-    def _savepoint(self) -> Iterator[sqlite3.Connection]:
-        db = self._db
+    def _begin_savepoint(self) -> None:
         try:
-            db.execute("SAVEPOINT grouped_write")
+            self._db.execute("SAVEPOINT grouped_write")
         except sqlite3.Error as error:
             raise self._group_failed(error) from error
-        try:
-            yield db
-        except BaseException as failure:
+
+    def _end_savepoint(self, failure: BaseException | None) -> None:
+        """RELEASE after a body that went well; undo it alone after `failure`, which the caller raises again unless
+        this raises the store's error for it."""
+        db = self._db
+        if failure is None:
             try:
-                db.execute("ROLLBACK TO grouped_write")
                 db.execute("RELEASE grouped_write")
             except sqlite3.Error as error:
-                # SQLite ended the whole transaction on the disk's error (it does on some): the group fails as one.
-                raise self._group_failed(error) from failure
-            if isinstance(failure, sqlite3.Error):
-                raise self._failure(failure) from failure
-            raise
+                raise self._group_failed(error) from error
+            return
         try:
+            db.execute("ROLLBACK TO grouped_write")
             db.execute("RELEASE grouped_write")
         except sqlite3.Error as error:
-            raise self._group_failed(error) from error
+            # SQLite ended the whole transaction on the disk's error (it does on some): the group fails as one.
+            raise self._group_failed(error) from failure
+        if isinstance(failure, sqlite3.Error):
+            raise self._failure(failure) from failure
 
     def _group_failed(self, error: sqlite3.Error) -> StoreError:
         failure = self._failure(error)
@@ -217,3 +225,60 @@ class StoreFile:
                 "Free disk space or make the file writable: handraise carries on once it can write again"
             )
         return StoreError(f"the handraise store at {self._path} failed: {error}")
+
+
+class _Reading:
+    """What `StoreFile._read` returns. A class rather than a generator: every store call goes through one of these
+    two, and a generator-based context manager costs several times as much (≈1.5 µs against 0.3 µs)."""
+
+    __slots__ = ("_file",)
+
+    def __init__(self, file: StoreFile) -> None:
+        self._file = file
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._file._lock.acquire()
+        return self._file._db
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._file._lock.release()
+        if isinstance(exc, sqlite3.Error):
+            raise self._file._failure(exc) from exc
+
+
+class _Writing:
+    """What `StoreFile._write` returns: a transaction of its own, or a savepoint inside `write_together`'s."""
+
+    __slots__ = ("_file", "_grouped")
+
+    def __init__(self, file: StoreFile) -> None:
+        self._file = file
+        self._grouped = False
+
+    def __enter__(self) -> sqlite3.Connection:
+        file = self._file
+        file._lock.acquire()
+        try:
+            self._grouped = file._grouping
+            if self._grouped:
+                file._begin_savepoint()
+            else:
+                file._begin()
+        except BaseException:
+            file._lock.release()
+            raise
+        return file._db
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        file = self._file
+        try:
+            if self._grouped:
+                file._end_savepoint(exc)
+            else:
+                file._end(exc)
+        finally:
+            file._lock.release()
