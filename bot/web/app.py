@@ -174,7 +174,8 @@ class WebInbox(Channel):
 
     async def _card_fragment(self, request: web.Request) -> web.StreamResponse:
         """One question's card, as the live page inserts or refreshes it."""
-        found = await self.replies.delivered(request.match_info["id"])  # the inbox's delivery key is the question id
+        question_id = request.match_info["id"]  # the inbox's delivery key
+        found = self._shown_and_held(question_id) or await self.replies.delivered(question_id)
         if found is None:
             return _page(render_message("No such question", "This inbox has no such question."), 404)
         remembered = request.cookies.get(BY_COOKIE, "")
@@ -212,7 +213,8 @@ class WebInbox(Channel):
         if not self._auth.csrf_ok(form):
             message = "This form is out of date (handraise may have restarted). Reload the inbox and answer again."
             return _page(render_message("Form expired", message), 403)
-        found = await self.replies.delivered(request.match_info["id"])  # the inbox's delivery key is the question id
+        question_id = request.match_info["id"]  # the inbox's delivery key
+        found = self._shown_and_held(question_id) or await self.replies.delivered(question_id)
         if found is None:
             return _page(render_message("No such question", "This inbox has no such question."), 404)
         record, delivery = found
@@ -241,6 +243,24 @@ class WebInbox(Channel):
         if name is not None:
             response.set_cookie(BY_COOKIE, name, max_age=365 * 24 * 3600, path="/", httponly=True, samesite="Strict")
         return secured(response)
+
+    def _shown_and_held(self, question_id: str) -> tuple[QuestionRecord, Delivery] | None:
+        """An answer's question and its delivery here without reading the store, when this process showed it in the
+        inbox and holds it (its record is the ledger's, kept current: no change feed runs).
+
+        Only while its route still names the inbox: the delivery's stored part (who could answer and how many
+        approvals, as they were when it was shown) counts only once the route is gone, and then it is read. The
+        delivery's key is the question id. Anything else (another replica's question, a feed, a stopping ledger)
+        is looked up in the store.
+        """
+        ledger = self.replies.ledger
+        pending = ledger.get(question_id)
+        if pending is None or question_id not in self._showing or ledger.following or ledger.closing:
+            return None
+        record = pending.record
+        if self.replies.router.route(self.name, record.agent) is None:
+            return None
+        return record, Delivery(question_id=question_id, channel=self.name, key=question_id)
 
     async def _not_sent(
         self, request: web.Request, record: QuestionRecord, form: FormData, why: str

@@ -49,6 +49,19 @@ async def test_the_form_asks_who_answers_and_the_audit_log_records_it(
         assert store.get_question(record.id).answered_by == "bob@team.org"  # type: ignore[union-attr]
 
 
+async def test_once_the_route_is_gone_the_responders_kept_with_the_delivery_decide(
+    client: Client, ctx: Context, inbox: WebInbox, store: Store
+) -> None:
+    async with anyio.create_task_group() as tasks:
+        asking = await start_ask(tasks, ctx, choice())  # shown by this process, which holds it
+        [record] = store.list_questions(status="pending", channel="web")
+        inbox.replies.router = Router(["web"], {"web": [WebSubscription(agents=["someone-else"])]})
+        refused = await answer(client, record.id, [("q0", "0"), ("by", "mallory@evil.org")])
+        assert refused.status == 403
+        assert (await answer(client, record.id, [("q0", "0"), ("by", "bob@team.org")])).status == 303
+        await asking.result()
+
+
 async def test_the_name_is_remembered_for_the_next_question(client: Client, store: Store) -> None:
     first = web_question(store, choice())
     assert (await answer(client, first.id, [("q0", "0"), ("by", "alice@example.org")])).status == 303
