@@ -212,24 +212,31 @@ class PostgresStore(PostgresConnections):
     # -- the change feed (bot/change_feed_pg.py) --------------------------------------------------------------------
 
     async def changed_since(self, since: datetime | None) -> tuple[datetime, list[tuple[str, datetime]]]:
-        """The database's clock now, and every question changed after `since` (none for None) with when."""
+        """The database's clock now, and every question changed after `since` (none for None) with when: the latest
+        of its own stamp and its deliveries' (each delivery stamps its own row), as `changed_questions` says."""
         async with self._connection() as db:
             cursor = await db.execute(
-                "SELECT now.at, q.id, q.changed_at FROM (SELECT statement_timestamp() AS at) now "
-                "LEFT JOIN questions q ON q.changed_at > coalesce(%s, 'infinity'::timestamptz)",
+                "WITH since AS (SELECT coalesce(%s, 'infinity'::timestamptz) AS at), "
+                "changed AS (SELECT id FROM questions, since WHERE changed_at > since.at "
+                "UNION SELECT question_id FROM deliveries, since WHERE changed_at > since.at) "
+                "SELECT now.at, q.id, "
+                "greatest(q.changed_at, (SELECT max(d.changed_at) FROM deliveries d WHERE d.question_id = q.id)) "
+                "FROM (SELECT statement_timestamp() AS at) now "
+                "LEFT JOIN (questions q JOIN changed c ON c.id = q.id) ON true",
                 (since,),
             )
             rows = await cursor.fetchall()
         return rows[0][0], [(restore(id), changed_at) for _, id, changed_at in rows if id is not None]
 
     async def changed_questions(self, ids: Collection[str]) -> list[tuple[QuestionRecord, datetime, tuple[str, ...]]]:
-        """The questions named (unknown ids are left out), each with when it last changed and the channels that
-        have shown it: one query for a batch of changes."""
+        """The questions named (unknown ids are left out), each with when it last changed (the latest of its own
+        stamp and its deliveries') and the channels that have shown it: one query for a batch of changes."""
         async with self._connection() as db:
             cursor = await db.execute(
-                "SELECT q.record_json, q.changed_at, "
-                "ARRAY(SELECT d.channel FROM deliveries d WHERE d.question_id = q.id ORDER BY d.channel) "
-                "FROM questions q WHERE q.id = ANY(%s)",
+                "SELECT q.record_json, greatest(q.changed_at, d.changed_at), coalesce(d.channels, '{}') "
+                "FROM questions q CROSS JOIN LATERAL (SELECT max(changed_at) AS changed_at, "
+                "array_agg(channel ORDER BY channel) AS channels FROM deliveries WHERE question_id = q.id) d "
+                "WHERE q.id = ANY(%s)",
                 ([keep(id) for id in ids],),
             )
             rows = await cursor.fetchall()

@@ -58,11 +58,9 @@ async def until(predicate: Any) -> None:
 
 
 async def changed_at(store: PostgresStore, question_id: str) -> datetime:
-    async with store._connection() as db:  # pyright: ignore[reportPrivateUsage]
-        cursor = await db.execute("SELECT changed_at FROM questions WHERE id = %s", (question_id,))
-        row = await cursor.fetchone()
-    assert row is not None
-    return row[0]
+    """When the question last changed, as the feed reads it."""
+    [(_, stamp, _)] = await store.changed_questions([question_id])
+    return stamp
 
 
 async def test_a_question_is_stamped_when_it_changes_and_when_it_is_delivered(postgres_url: str) -> None:
@@ -78,6 +76,32 @@ async def test_a_question_is_stamped_when_it_changes_and_when_it_is_delivered(po
     finally:
         await store.close()
     assert created < delivered < resolved
+
+
+async def test_a_delivery_is_found_by_a_catch_up_after_it_with_the_stamp_a_read_gives(postgres_url: str) -> None:
+    store = await PostgresStore.open(postgres_url)
+    try:
+        record = QuestionRecord(questions=[ITEM])
+        await store.create_question(record)
+        mark, _ = await store.changed_since(None)
+        _, before = await store.changed_since(mark)
+        await store.add_delivery(record.id, "web", record.id, {})
+        _, after = await store.changed_since(mark)
+        read = await changed_at(store, record.id)
+    finally:
+        await store.close()
+    assert before == []
+    assert after == [(record.id, read)]
+
+
+async def test_a_delivery_made_elsewhere_is_heard_at_its_commit(postgres_url: str) -> None:
+    async with feed_on(postgres_url, NOTIFY_ONLY) as (writer, feed, asked):
+        record = QuestionRecord(questions=[ITEM])
+        await writer.create_question(record)
+        await until(lambda: asked == [record.id])
+        reads = feed.reads
+        await writer.add_delivery(record.id, "web", record.id, {})
+        await until(lambda: feed.reads > reads)
 
 
 async def test_a_question_asked_elsewhere_is_heard_at_its_commit(postgres_url: str) -> None:

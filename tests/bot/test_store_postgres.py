@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import AsyncIterator, Callable, Coroutine
+from datetime import datetime
 from typing import Any
 
 import anyio
@@ -13,7 +14,8 @@ import pytest
 
 from bot.records import Approval, QuestionRecord
 from bot.store_pg import PostgresStore
-from bot.store_pg_schema import AUDIT_LOCK, MARKER, SCHEMA_VERSION
+from bot.store_pg_rows import record_json
+from bot.store_pg_schema import AUDIT_LOCK, MARKER, MIGRATIONS, SCHEMA_VERSION
 from bot.store_schema import StoreError, StoreUnavailable
 from core import AskUserQuestionAnswerItem
 from tests.postgres_server import PASSWORD, PostgresServer, free_port
@@ -113,6 +115,79 @@ async def test_another_applications_database_is_refused_and_left_alone(
 async def test_a_fresh_database_is_at_the_latest_schema(store: PostgresStore) -> None:
     assert await store.schema_version() == SCHEMA_VERSION
     assert await store.integrity_ok()
+
+
+def at_schema_3_with_a_delivered_question(url: str) -> QuestionRecord:
+    """The database as a handraise of schema 3 left it, holding one question delivered on the web."""
+    original = record()
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute(f"CREATE TABLE {MARKER} (version integer NOT NULL)")  # type: ignore[arg-type]
+        db.execute(f"INSERT INTO {MARKER} VALUES (3)")  # type: ignore[arg-type]
+        for script in MIGRATIONS[:3]:
+            db.execute(script.encode())
+        db.execute(
+            "INSERT INTO questions (id, created_at, agent_id, status, record_json) VALUES (%s, %s, %s, %s, %s)",
+            (original.id, original.created_at, "builder-1", "pending", record_json(original)),
+        )
+        db.execute(
+            "INSERT INTO deliveries (question_id, channel, key, ref_json, created_at) "
+            "VALUES (%s, 'web', 'k', '{}', now())",
+            (original.id,),
+        )
+    return original
+
+
+def questions_stamp(url: str, question_id: str) -> datetime:
+    with psycopg.connect(url) as db:
+        row = db.execute("SELECT changed_at FROM questions WHERE id = %s", (question_id,)).fetchone()
+    assert row is not None
+    return row[0]
+
+
+async def test_a_schema_3_database_is_migrated_keeping_its_questions_deliveries_and_change_stamps(
+    postgres_url: str,
+) -> None:
+    original = at_schema_3_with_a_delivered_question(postgres_url)
+    stamped = questions_stamp(postgres_url, original.id)
+    store = await PostgresStore.open(postgres_url, wait_seconds=2)
+    try:
+        assert await store.schema_version() == SCHEMA_VERSION
+        assert await store.get_question(original.id) == original
+        assert [delivery.key for delivery in await store.deliveries(original.id)] == ["k"]
+        # The delivery was already counted in its question's stamp: the feed reads the same stamp as before.
+        [(_, read, channels)] = await store.changed_questions([original.id])
+        assert (read, channels) == (stamped, ("web",))
+        _, changed = await store.changed_since(None)
+        assert changed == []
+    finally:
+        await store.close()
+
+
+async def test_migrating_again_changes_nothing(postgres_url: str) -> None:
+    original = at_schema_3_with_a_delivered_question(postgres_url)
+    await (await PostgresStore.open(postgres_url, wait_seconds=2)).close()
+    store = await PostgresStore.open(postgres_url, wait_seconds=2)
+    try:
+        assert await store.schema_version() == SCHEMA_VERSION
+        assert [delivery.key for delivery in await store.deliveries(original.id)] == ["k"]
+    finally:
+        await store.close()
+
+
+async def test_a_delivery_after_the_migration_moves_its_questions_change_stamp_and_leaves_the_question_row_alone(
+    postgres_url: str,
+) -> None:
+    original = at_schema_3_with_a_delivered_question(postgres_url)
+    store = await PostgresStore.open(postgres_url, wait_seconds=2)
+    try:
+        stamped = questions_stamp(postgres_url, original.id)
+        await store.add_delivery(original.id, "slack", "C1/1.0", {"ts": "1.0"})
+        [(_, read, channels)] = await store.changed_questions([original.id])
+        assert questions_stamp(postgres_url, original.id) == stamped
+    finally:
+        await store.close()
+    assert read > stamped
+    assert channels == ("slack", "web")
 
 
 # -- what is stored --------------------------------------------------------------------------------------------------
