@@ -216,14 +216,15 @@ class PostgresStore(PostgresConnections):
         of its own stamp and its deliveries' (each delivery stamps its own row), as `changed_questions` says."""
         async with self._connection() as db:
             cursor = await db.execute(
-                "WITH since AS (SELECT coalesce(%s, 'infinity'::timestamptz) AS at), "
-                "changed AS (SELECT id FROM questions, since WHERE changed_at > since.at "
-                "UNION SELECT question_id FROM deliveries, since WHERE changed_at > since.at) "
+                # `since` is a parameter in each condition, not a CTE's column: the planner then sees its value
+                # and reads the few changed rows by index instead of every question.
                 "SELECT now.at, q.id, "
                 "greatest(q.changed_at, (SELECT max(d.changed_at) FROM deliveries d WHERE d.question_id = q.id)) "
-                "FROM (SELECT statement_timestamp() AS at) now "
-                "LEFT JOIN (questions q JOIN changed c ON c.id = q.id) ON true",
-                (since,),
+                "FROM (SELECT statement_timestamp() AS at) now LEFT JOIN (questions q JOIN ("
+                "SELECT id FROM questions WHERE changed_at > coalesce(%(since)s, 'infinity'::timestamptz) UNION "
+                "SELECT question_id FROM deliveries WHERE changed_at > coalesce(%(since)s, 'infinity'::timestamptz)"
+                ") changed ON changed.id = q.id) ON true",
+                {"since": since},
             )
             rows = await cursor.fetchall()
         return rows[0][0], [(restore(id), changed_at) for _, id, changed_at in rows if id is not None]
