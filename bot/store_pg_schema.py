@@ -110,12 +110,16 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER deliveries_changed AFTER INSERT OR UPDATE ON deliveries
         FOR EACH ROW EXECUTE FUNCTION handraise_delivery_changed();
     """,
-    # A delivery is stamped on its own row instead of rewriting its question's: that update wrote a second copy of
-    # the whole question (its record) and an entry in each of its indexes, and ran the question's trigger, for every
-    # delivery — about a fifth of the server's work for one (bench/RESULTS.md). A question's change stamp is now the
-    # latest of its own and its deliveries' (`PostgresStore.changed_since`, `changed_questions`); deliveries made
-    # before this migration read as '-infinity', since their question's stamp already counts them. The NOTIFY is
-    # the same: one per changed delivery, the question's id, sent at commit.
+    # Less work per write. A delivery is stamped on its own row instead of rewriting its question's: that update
+    # wrote a second copy of the whole question (its record) and an entry in each of its indexes, and ran the
+    # question's trigger, for every delivery — about a fifth of the server's work for one (bench/RESULTS.md). A
+    # question's change stamp is now the latest of its own and its deliveries' (`PostgresStore.changed_since`,
+    # `changed_questions`); deliveries made before this migration read as '-infinity', since their question's stamp
+    # already counts them. The NOTIFY is the same: one per changed delivery, the question's id, sent at commit.
+    # Records over about 2 KB (a long detail: a plan to review) are compressed as they are written, and every change
+    # writes the whole record again: lz4 costs the server about half the CPU of the default pglz for a 100 KB
+    # record and reads back faster. Records written before keep theirs until rewritten; a server built without lz4
+    # keeps pglz.
     """
     ALTER TABLE deliveries ADD COLUMN changed_at timestamptz NOT NULL DEFAULT '-infinity';
     ALTER TABLE deliveries ALTER COLUMN changed_at SET DEFAULT clock_timestamp();
@@ -133,6 +137,13 @@ MIGRATIONS: tuple[str, ...] = (
     $$;
     CREATE TRIGGER deliveries_changed BEFORE INSERT OR UPDATE ON deliveries
         FOR EACH ROW EXECUTE FUNCTION handraise_delivery_changed();
+    DO $$
+    BEGIN
+        ALTER TABLE questions ALTER COLUMN record_json SET COMPRESSION lz4;
+    EXCEPTION WHEN feature_not_supported THEN
+        NULL;
+    END
+    $$;
     """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes the stored version from n to n + 1. Only ever append."""

@@ -20,7 +20,7 @@ from bot.store_schema import StoreError, StoreUnavailable
 from core import AskUserQuestionAnswerItem
 from tests.postgres_server import PASSWORD, PostgresServer, free_port
 
-from .store_backends import answer, record
+from .store_backends import answer, record, two_questions
 
 pytestmark = pytest.mark.anyio
 
@@ -161,6 +161,11 @@ async def test_a_schema_3_database_is_migrated_keeping_its_questions_deliveries_
         assert changed == []
     finally:
         await store.close()
+    with psycopg.connect(postgres_url) as db:
+        compression = db.execute(
+            "SELECT attcompression FROM pg_attribute WHERE attrelid = 'questions'::regclass AND attname = 'record_json'"
+        ).fetchone()
+    assert compression == ("l",)  # lz4 for records written from now on
 
 
 async def test_migrating_again_changes_nothing(postgres_url: str) -> None:
@@ -201,6 +206,19 @@ async def test_questions_are_kept_in_their_camel_case_wire_form(
     with raw(postgres_server, postgres_url) as db:
         row = db.execute("SELECT record_json FROM questions WHERE id = %s", (original.id,)).fetchone()
     assert row is not None and '"multiSelect":true' in row[0] and "multi_select" not in row[0]
+
+
+async def test_a_long_record_is_compressed_with_lz4_and_read_back_whole(
+    store: PostgresStore, postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    items = two_questions()
+    plan = "\n".join(f"{step}. migrate table_{step % 97}, then check service {step % 13}" for step in range(2000))
+    original = record(questions=[items[0].model_copy(update={"detail": plan}), items[1]])
+    await store.create_question(original)
+    with raw(postgres_server, postgres_url) as db:
+        row = db.execute("SELECT pg_column_compression(record_json) FROM questions WHERE id = %s", (original.id,))
+        assert row.fetchone() == ("lz4",)  # Debian's server is built with lz4
+    assert await store.get_question(original.id) == original
 
 
 @pytest.mark.parametrize("statement", ["UPDATE audit SET actor = 'mallory'", "DELETE FROM audit", "TRUNCATE audit"])
