@@ -119,7 +119,7 @@ MIGRATIONS: tuple[str, ...] = (
     # Records over about 2 KB (a long detail: a plan to review) are compressed as they are written, and every change
     # writes the whole record again: lz4 costs the server about half the CPU of the default pglz for a 100 KB
     # record and reads back faster. Records written before keep theirs until rewritten; a server built without lz4
-    # keeps pglz.
+    # (or older than 14) keeps pglz.
     """
     ALTER TABLE deliveries ADD COLUMN changed_at timestamptz NOT NULL DEFAULT '-infinity';
     ALTER TABLE deliveries ALTER COLUMN changed_at SET DEFAULT clock_timestamp();
@@ -139,7 +139,9 @@ MIGRATIONS: tuple[str, ...] = (
         FOR EACH ROW EXECUTE FUNCTION handraise_delivery_changed();
     DO $$
     BEGIN
-        ALTER TABLE questions ALTER COLUMN record_json SET COMPRESSION lz4;
+        IF current_setting('server_version_num')::integer >= 140000 THEN  -- column compression came in 14
+            EXECUTE 'ALTER TABLE questions ALTER COLUMN record_json SET COMPRESSION lz4';
+        END IF;
     EXCEPTION WHEN feature_not_supported THEN
         NULL;
     END
