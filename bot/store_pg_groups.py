@@ -166,7 +166,7 @@ def split_on(error: psycopg.Error, size: int) -> bool:
     return not error.sqlstate.startswith(_WHOLE_GROUP_CLASSES)
 
 
-# The statements. Every row lock comes first (the written rows, and the questions a delivery's trigger stamps), then
+# The statements. Every row lock comes first (the written rows, and the questions of the deliveries written), then
 # the audit lock (`PostgresStore._append`: held to the commit, it makes the audit log's commit order its `seq`
 # order), then the audit rows and their seqs, then the commit, which follows at once on the server. The lock is taken
 # once, on the count of what was written: the count reads every written row first, and every audit row needs its
@@ -214,8 +214,9 @@ SELECT g.at, g.question_id, 'delivered', g.channel, NULL, g.detail || l.nothing
 FROM given g JOIN written USING (question_id, channel) CROSS JOIN locked l ORDER BY g.n
 RETURNING question_id
 """
-"""Deliveries (a question's delivery on a channel replaces the earlier one) and their `delivered` events. A
-delivery's trigger stamps its question at the end of the statement, so the questions are locked with the writes."""
+"""Deliveries (a question's delivery on a channel replaces the earlier one) and their `delivered` events. The
+questions are locked with the writes, before the audit lock: the foreign keys' checks at the end of the statement
+would otherwise wait for a replica's claim of a question (`FOR UPDATE`) while holding it."""
 
 SWAP_RECORDS: LiteralString = """\
 WITH given AS (
