@@ -1,12 +1,13 @@
 """PostgreSQL's CPU per store write under schema variants, measured in interleaved batches so that load cancels out.
 
-Run: `uv run python bench/pg_write_cost.py [--batches N] [--size N] [--detail-kib N] [VARIANT ...]` (as root or a
-user who may run PostgreSQL). Starts a durable throwaway cluster (fsync and synchronous_commit on, autovacuum off
-so that it does not land in one batch), one database per variant (the current schema, then the variant's SQL), one
-store on each with a LISTEN connection as a change feed has. Batches of SIZE questions are created, delivered and
-resolved on each database in turn, alternating which goes first; the CPU time of every process of the cluster
-(/proc/PID/schedstat, nanoseconds) is summed per call. Other helpers' load inflates every figure alike: compare the
-variants of one run, not runs.
+Run: `uv run python bench/pg_write_cost.py [--batches N] [--size N] [--clients N] [--detail-kib N] [VARIANT ...]`
+(as root or a user who may run PostgreSQL). Starts a durable throwaway cluster (fsync and synchronous_commit on,
+autovacuum off so that it does not land in one batch), one database per variant (the current schema, then the
+variant's SQL), one store on each with a LISTEN connection as a change feed has. Batches of SIZE questions are
+created, delivered and resolved on each database in turn, alternating which goes first, CLIENTS calls at once (1:
+every write is a statement and a commit of its own; more: the store groups concurrent writes). The CPU time of every
+process of the cluster (/proc/PID/schedstat, nanoseconds) is summed per call. Other helpers' load inflates every
+figure alike: compare the variants of one run, not runs.
 """
 
 from __future__ import annotations
@@ -88,6 +89,17 @@ async def listen(url: str) -> None:
             pass
 
 
+async def at_once(clients: int, calls: list[Awaitable[Any]]) -> None:
+    """Await `calls`, `clients` of them at a time."""
+    room = asyncio.Semaphore(clients)
+
+    async def one(call: Awaitable[Any]) -> None:
+        async with room:
+            await call
+
+    await asyncio.gather(*(one(call) for call in calls))
+
+
 Call = Callable[[PostgresStore, QuestionRecord], Awaitable[Any]]
 CALLS: dict[str, Call] = {
     "create_question": lambda store, record: store.create_question(record),
@@ -96,7 +108,7 @@ CALLS: dict[str, Call] = {
 }
 
 
-async def measure(server: Any, urls: dict[str, str], batches: int, size: int, detail_kib: int) -> None:
+async def measure(server: Any, urls: dict[str, str], batches: int, size: int, clients: int, detail_kib: int) -> None:
     stores = {name: await PostgresStore.open(url) for name, url in urls.items()}
     listeners = [asyncio.create_task(listen(url)) for url in urls.values()]
     await asyncio.sleep(0.3)
@@ -109,8 +121,7 @@ async def measure(server: Any, urls: dict[str, str], batches: int, size: int, de
             made += size
             for call, run in CALLS.items():
                 before = cluster_cpu(server)
-                for record in records:
-                    await run(store, record)
+                await at_once(clients, [run(store, record) for record in records])
                 await asyncio.sleep(0.02)  # the listener's share
                 if batch:
                     spent[name][call].append((cluster_cpu(server) - before) / size)
@@ -118,7 +129,8 @@ async def measure(server: Any, urls: dict[str, str], batches: int, size: int, de
         task.cancel()
     for store in stores.values():
         await store.close()
-    print(f"cluster CPU per call, µs (median of {batches} batches of {size}; detail {detail_kib} KiB)")
+    each = f"{batches} batches of {size}, {clients} at once; detail {detail_kib} KiB"
+    print(f"cluster CPU per call, µs (median of {each})")
     print(f"{'variant':<28}" + "".join(f"{call:>17}" for call in CALLS))
     for name, calls in spent.items():
         print(f"{name:<28}" + "".join(f"{statistics.median(times) * 1e6:>17.0f}" for times in calls.values()))
@@ -129,6 +141,7 @@ def main() -> None:
     parser.add_argument("variants", nargs="*", default=["current", "question-stamping-delivery"], choices=VARIANTS)
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--size", type=int, default=150)
+    parser.add_argument("--clients", type=int, default=1)
     parser.add_argument("--detail-kib", type=int, default=0)
     options = parser.parse_args()
     with api_floor_pg.durable_cluster() as (server, url):
@@ -147,7 +160,7 @@ def main() -> None:
             if VARIANTS[name]:
                 with server.admin(database) as db:
                     db.execute(VARIANTS[name].encode())
-        asyncio.run(measure(server, urls, options.batches, options.size, options.detail_kib))
+        asyncio.run(measure(server, urls, options.batches, options.size, options.clients, options.detail_kib))
 
 
 if __name__ == "__main__":
