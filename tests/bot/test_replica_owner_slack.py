@@ -9,6 +9,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import anyio
 import pytest
 
+from bot.change_feed import FeedTiming, change_feed
 from bot.channel import install_channel
 from bot.clock import FakeClock
 from bot.ledger import Ledger
@@ -32,7 +33,8 @@ TS = "1700000000.000001"  # the question's message, the root of the thread repli
 
 @asynccontextmanager
 async def slack_replica(url: str, fake: FakeSlack) -> AsyncIterator[tuple[SlackChannel, Ledger, Context]]:
-    """One replica's Slack channel: its own bolt app, ledger and connection pool on the shared database."""
+    """One replica's Slack channel: its own bolt app, ledger, change feed and connection pool on the shared
+    database."""
     async with AsyncExitStack() as stack:
         store = await PostgresStore.open(url)
         stack.push_async_callback(store.close)
@@ -43,6 +45,10 @@ async def slack_replica(url: str, fake: FakeSlack) -> AsyncIterator[tuple[SlackC
         ctx.plugin(AgentRegistry)
         ctx.plugin(UserQuestionService)
         install_channel(ctx, channel, Router(["slack"], {"slack": settings.subscriptions}), ledger)
+        # As under `serve`: whichever replica acts on the event, the other's waiting ask hears of the answer.
+        tasks = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(tasks.cancel_scope.cancel)
+        await tasks.start(change_feed(store, ledger, FeedTiming(catch_up_every=0.2, overlap=1.0)).run)
         yield channel, ledger, ctx
 
 
