@@ -72,6 +72,8 @@ class Router:
         # A channel missing from `subscriptions` is not routed at all: an empty list would mean "takes everything",
         # which a forgotten wiring step must never turn into.
         self._subscriptions = {name: list(subscriptions[name]) for name in order if name in subscriptions}
+        # The route of a channel that takes every request, built once (Route is frozen): `route` runs per question.
+        self._takes_all = {name: Route(name) for name, listed in self._subscriptions.items() if not listed}
 
     @classmethod
     def from_config(cls, config: Config) -> Router:
@@ -89,7 +91,7 @@ class Router:
         if subscriptions is None:
             return None
         if not subscriptions:
-            return Route(channel)
+            return self._takes_all[channel]
         agent_id, name, labels = (agent.id, agent.name, agent.labels) if agent else (None, None, {})
         for index, subscription in enumerate(subscriptions):
             if subscription.matches(agent_id, name, labels):
