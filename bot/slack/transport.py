@@ -84,6 +84,8 @@ class SlackTransport:
         self.call_seconds = call_seconds
         self._dms: dict[str, str] = {}
         self._groups: dict[str, tuple[float, frozenset[str]]] = {}
+        self._group_reads: dict[str, anyio.Lock] = {}
+        """One read of a group at a time: clicks at the same moment wait for it instead of each calling Slack."""
         self._emails: dict[str, str | None] = {}
         self._bot_id: str | None = None
 
@@ -219,6 +221,10 @@ class SlackTransport:
 
     async def group_members(self, group: str) -> frozenset[str]:
         """The user ids in user group `group`, cached for GROUP_CACHE_SECONDS."""
+        async with self._group_reads.setdefault(group, anyio.Lock()):
+            return await self._group_members(group)
+
+    async def _group_members(self, group: str) -> frozenset[str]:
         cached = self._groups.get(group)
         now = time.monotonic()
         if cached is not None and now - cached[0] < GROUP_CACHE_SECONDS:

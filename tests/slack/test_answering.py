@@ -423,6 +423,22 @@ async def test_a_user_groups_members_are_read_once_a_minute(tmp_path: Path) -> N
         assert len(rig.fake.calls_to("usergroups.users.list")) == 1
 
 
+async def test_clicks_at_the_same_moment_share_one_read_of_the_user_group(tmp_path: Path) -> None:
+    async with slack_rig(tmp_path, subscription(responders=["S0ONCALL"])) as rig:
+        rig.fake.groups["S0ONCALL"] = ["U0BOB"]
+        rig.ask(YES_NO)
+        await rig.posted()
+        release = rig.fake.stall("usergroups.users.list")
+        await rig.click(block_actions(button("hr.pick.0.0", "0"), ts=TS, user="U0MALLORY"))
+        await rig.fake.wait_for("usergroups.users.list")  # the first click's read is in flight
+        await rig.click(block_actions(button("hr.pick.0.0", "0"), ts=TS, user="U0EVE"))
+        with anyio.move_on_after(0.3):  # time for a second read to reach Slack, were it made
+            await rig.fake.wait_for("usergroups.users.list", 2)
+        release.set()
+        await rig.fake.wait_for("chat.postEphemeral", 2)
+        assert len(rig.fake.calls_to("usergroups.users.list")) == 1
+
+
 async def test_when_the_user_group_cannot_be_read_the_click_is_refused(tmp_path: Path) -> None:
     async with slack_rig(tmp_path, subscription(responders=["S0ONCALL"])) as rig:
         rig.fake.fail("usergroups.users.list", "missing_scope")
