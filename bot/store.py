@@ -172,35 +172,35 @@ class Store(StoreFile):
         update: dict[str, Any] = {"status": status, "answer": answer, "answered_by": by, "answered_via": via}
         update |= {"resolved_at": utc_now(), "error_code": error_code, "error_message": error_message}
         with self._write() as db:
+            resolved: QuestionRecord | None = None
             if seen is not None and seen.id == id and seen.status == "pending":
                 # Usually the caller's record is still the stored one: then one UPDATE that requires exactly it both
                 # checks that and resolves, without reading the record first. Else, the long way below.
-                resolved = seen.model_copy(update=update)
+                candidate = seen.model_copy(update=update)
                 cursor = db.execute(
                     "UPDATE questions SET status = ?, record_json = ? "
                     "WHERE id = ? AND status = 'pending' AND record_json = ?",
-                    (status, _record_json(resolved), id, _record_json(seen)),
+                    (status, _record_json(candidate), id, _record_json(seen)),
                 )
                 if cursor.rowcount == 1:
-                    detail = _resolution_detail(answer_wire, error_code, error_message)
-                    self._append(db, id, cast(AuditKind, status), via, by, detail)
-                    return Resolution(won=True, record=resolved)
-            record = _require_question(db, id, seen)
-            resolved = record.model_copy(update=update)
-            # The write lock already serialises resolvers; the status guard keeps the rule in the statement itself.
-            cursor = db.execute(
-                "UPDATE questions SET status = ?, record_json = ? WHERE id = ? AND status = 'pending'",
-                (status, _record_json(resolved), id),
-            )
-            won = cursor.rowcount == 1
-            if won:
-                record = resolved
-                # Each final status is audited under the kind of the same name.
-                detail = _resolution_detail(answer_wire, error_code, error_message)
-                self._append(db, id, cast(AuditKind, status), via, by, detail)
-            elif answer_wire is not None:
-                self._append(db, id, "duplicate", via, by, {"attempted": answer_wire, "status": record.status})
-            return Resolution(won=won, record=record)
+                    resolved = candidate
+            if resolved is None:
+                record = _require_question(db, id, seen)
+                candidate = record.model_copy(update=update)
+                # The write lock already serialises resolvers; the status guard keeps the rule in the statement.
+                cursor = db.execute(
+                    "UPDATE questions SET status = ?, record_json = ? WHERE id = ? AND status = 'pending'",
+                    (status, _record_json(candidate), id),
+                )
+                if cursor.rowcount != 1:
+                    if answer_wire is not None:
+                        self._append(db, id, "duplicate", via, by, {"attempted": answer_wire, "status": record.status})
+                    return Resolution(won=False, record=record)
+                resolved = candidate
+            # Each final status is audited under the kind of the same name.
+            detail = {"code": error_code, "message": error_message} if answer_wire is None else {"answer": answer_wire}
+            self._append(db, id, cast(AuditKind, status), via, by, detail)
+            return Resolution(won=True, record=resolved)
 
     # -- deliveries ------------------------------------------------------------------------------------------------
 
@@ -384,12 +384,6 @@ def _where(*filters: tuple[Any, ...]) -> tuple[str, list[Any]]:
     """AND together the `(sql, *params)` filters whose first parameter is not None (None means "any")."""
     active = [(sql, params) for sql, *params in filters if params[0] is not None]
     return " AND ".join(["1", *(sql for sql, _ in active)]), [param for _, params in active for param in params]
-
-
-def _resolution_detail(
-    answer_wire: dict[str, Any] | None, error_code: str | None, error_message: str | None
-) -> dict[str, Any]:
-    return {"code": error_code, "message": error_message} if answer_wire is None else {"answer": answer_wire}
 
 
 def _record_json(record: QuestionRecord) -> str:
