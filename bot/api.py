@@ -100,12 +100,18 @@ async def read_body(request: web.Request, limit: int) -> bytes:
     """
     if request.content_length is not None and request.content_length > limit:
         raise too_large(request.content_length)
-    body = bytearray()
-    while chunk := await request.content.readany():
-        body += chunk
-        if len(body) > limit:
+    content = request.content
+    chunks: list[bytes] = []
+    size = 0
+    # Stops once the stream says it has ended, rather than by one more read that returns nothing: a body that came
+    # in one piece (most do) is read once and returned as it is.
+    while not content.at_eof():
+        chunk = await content.readany()
+        size += len(chunk)
+        if size > limit:
             raise too_large()
-    return bytes(body)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def ask(request: web.Request) -> web.Response:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,18 @@ async def test_a_chunked_body_over_one_mebibyte_is_refused(tmp_path: Path) -> No
         status, kind, body = await post(f"{running.base_url}/v1/questions", in_chunks(oversize_question(1_500_000)))
         assert await running.installation.store.count_questions() == 0
     assert (status, kind, body["error"]["code"]) == (413, "application/json", "TOO_LARGE")
+
+
+async def test_a_valid_body_sent_in_small_chunks_is_read_whole(tmp_path: Path) -> None:
+    # 240 kB: four chunks of 64 KiB, each a separate read on the server.
+    questions = [{"id": f"q{index}", "question": "Deploy?", "detail": f"{index}" * 60_000} for index in range(4)]
+    raw = json.dumps({"questions": questions}).encode()
+    async with program(config_for(tmp_path)) as (running, _):
+        status, _, body = await post(f"{running.base_url}/v1/questions", in_chunks(raw))
+        record = await running.installation.store.get_question(body["id"])
+    assert status == 202
+    assert record is not None
+    assert [question.detail for question in record.questions] == [question["detail"] for question in questions]
 
 
 async def test_a_declared_length_over_one_mebibyte_is_refused(tmp_path: Path) -> None:
