@@ -77,7 +77,11 @@ def parse_ask_body(raw: bytes) -> Any:
         raise _too_deep() from None
     except ValueError:  # not UTF-8, not JSON, or an integer longer than Python reads
         raise RequestRefused(400, BotErrorCode.BAD_JSON, "the request body is not JSON; send a JSON object") from None
-    check_ask_payload(payload)
+    # Each level of nesting opens an array or an object, so a body with no more brackets than the limit (a few
+    # questions with their options) cannot nest too deeply, and the walk that measures it is skipped.
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth(payload) > MAX_DEPTH:
+        raise _too_deep()
+    _check_fields(payload)
     return payload
 
 
@@ -85,15 +89,21 @@ def check_ask_payload(payload: Any) -> None:
     """Refuse what the server could not show or answer. Raises RequestRefused (400 BAD_JSON for nesting, 422)."""
     if _depth(payload) > MAX_DEPTH:
         raise _too_deep()
+    _check_fields(payload)
+
+
+def _check_fields(payload: Any) -> None:
     if not isinstance(payload, MAPPING):
         return
     questions = payload.get("questions")
     if isinstance(questions, list):
         _at_most(len(questions), MAX_QUESTIONS, "questions", "questions", "split them over several requests")
-        items = [(index, item) for index, item in enumerate(questions) if isinstance(item, MAPPING)]
-        for index, item in items:
-            _check_question(item, f"questions[{index}]")
-        ids = {index: item["id"] for index, item in items if isinstance(item.get("id"), str)}
+        ids: dict[int, str] = {}
+        for index, item in enumerate(questions):
+            if isinstance(item, MAPPING):
+                _check_question(item, f"questions[{index}]")
+                if isinstance(question_id := item.get("id"), str):
+                    ids[index] = question_id
         _check_unique(ids, "questions[{}].id", "id", "give each question its own id")
     agent = payload.get("agent")
     if isinstance(agent, MAPPING):
@@ -116,8 +126,9 @@ def _check_question(item: Mapping[str, Any], where: str) -> None:
     for index, option in enumerate(options):
         if isinstance(option, MAPPING):
             label = option.get("label")
-            _text(label, where, f".options[{index}].label", MAX_LABEL, required=True)
-            _text(option.get("description"), where, f".options[{index}].description", MAX_DESCRIPTION, multiline=True)
+            at = f"{where}.options[{index}]"
+            _text(label, at, ".label", MAX_LABEL, required=True)
+            _text(option.get("description"), at, ".description", MAX_DESCRIPTION, multiline=True)
             if isinstance(label, str):
                 labels[index] = label
     # A reply like "yes" must pick one option, so labels may not differ only in case or surrounding spaces.
@@ -158,14 +169,16 @@ def _at_most(count: int, limit: int, where: str, noun: str, advice: str) -> None
 
 
 def _check_unique(
-    values: dict[int, str], where: str, noun: str, advice: str, key: Callable[[str], str] = lambda value: value
+    values: dict[int, str], where: str, noun: str, advice: str, key: Callable[[str], str] | None = None
 ) -> None:
     seen: dict[str, int] = {}
     for index, value in values.items():
-        if key(value) in seen:
-            first = where.format(seen[key(value)])
-            raise field_problem(where.format(index), f"duplicate {noun} {json.dumps(value)} (as {first}); {advice}")
-        seen[key(value)] = index
+        seen_as = value if key is None else key(value)
+        first = seen.setdefault(seen_as, index)
+        if first != index:
+            raise field_problem(
+                where.format(index), f"duplicate {noun} {json.dumps(value)} (as {where.format(first)}); {advice}"
+            )
 
 
 def _same_reply(label: str) -> str:

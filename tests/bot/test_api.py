@@ -102,6 +102,18 @@ async def test_an_agent_is_routed_and_recorded(tmp_path: Path) -> None:
         ({"questions": [{"id": "a"}]}, 422, "BAD_REQUEST", "questions[0].question: Field required"),
         ({"questions": [], "extra": 1}, 422, "BAD_REQUEST", "extra: Extra inputs are not permitted"),
         ([1, 2], 422, "BAD_REQUEST", "body: Input should be a valid dictionary or instance of AskBody"),
+        (  # the transport's own checks answer before the model's: the NUL is named, not the missing question
+            {"questions": [{"id": "a\u0000"}, {"id": "b", "question": 5}]},
+            422,
+            "BAD_REQUEST",
+            "questions[0].id: contains the control character U+0000; it must be one line of plain text",
+        ),
+        (  # a duplicate id is named even when a later question is of the wrong type
+            {"questions": [{"id": "a", "question": "?"}, {"id": "a", "question": "?"}, 3]},
+            422,
+            "BAD_REQUEST",
+            'questions[1].id: duplicate id "a" (as questions[0].id); give each question its own id',
+        ),
     ],
 )
 async def test_bad_requests_get_the_seams_codes(

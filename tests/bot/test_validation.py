@@ -126,6 +126,20 @@ def test_deep_nesting_is_refused_without_recursing() -> None:
         assert "nests deeper than 16 levels" in refused.value.message
 
 
+def test_nesting_at_the_limit_passes_and_one_level_more_is_refused_with_brackets_to_spare() -> None:
+    # Brackets inside strings and side by side make the body's bracket count exceed the limit whatever its depth.
+    strings = [question(f"q{index}", question="[{[{") for index in range(MAX_DEPTH)]
+    junk: list[Any] = []
+    for _ in range(MAX_DEPTH - 4):  # the body, its questions, the question and the junk's own list take four levels
+        junk = [junk]
+    at_limit = {"questions": [*strings, question("deep", junk=junk)]}
+    assert parse_ask_body(json.dumps(at_limit).encode()) == at_limit
+    too_deep = {"questions": [*strings, question("deep", junk=[junk])]}
+    with pytest.raises(RequestRefused) as refused:
+        parse_ask_body(json.dumps(too_deep).encode())
+    assert (refused.value.status, refused.value.code) == (400, "BAD_JSON")
+
+
 def test_an_oversize_body_is_refused_before_it_is_parsed() -> None:
     raw = b'{"questions": [], "pad": "' + b"x" * MAX_BODY_BYTES + b'"}'
     with pytest.raises(RequestRefused) as refused:
