@@ -74,6 +74,12 @@ class AgentRegistry:
         """Live agents with no live owner (an agent whose owner left is a root again)."""
         return [entry.agent for entry in self._entries.values() if not self._owner_is_live(entry)]
 
+    def is_root(self, agent: Agent) -> bool:
+        """Whether `agent` itself is live and a root (`agent in roots()`), from its own entry: every ask checks it,
+        and `roots()` walks every live agent."""
+        entry = self._entries.get(agent.id)
+        return entry is not None and entry.agent is agent and not self._owner_is_live(entry)
+
     def is_owned_by(self, id: str, parent: Agent | str) -> bool:
         """Whether the live agent `id` is owned, directly or through live owners, by the live agent `parent`."""
         parent_id = parent if isinstance(parent, str) else parent.id

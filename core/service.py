@@ -52,7 +52,7 @@ class UserQuestionService:
             agents = self._ctx.agents
             if agents is None or agents.get(agent.id) is not agent:
                 raise errors.caller_not_live()
-            if not any(root is agent for root in agents.roots()):
+            if not agents.is_root(agent):
                 raise errors.delegated_caller()
         for question in request.questions:
             intent = question.intent

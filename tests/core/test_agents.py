@@ -42,6 +42,19 @@ def test_roots_exclude_owned_agents_until_their_owner_leaves() -> None:
     assert agents.roots() == [child]
 
 
+def test_is_root_answers_as_membership_of_roots_does() -> None:
+    agents = make_registry()
+    parent, child, stranger = Agent("p"), Agent("c"), Agent("s")
+    leave_parent = agents.enter(parent)
+    agents.enter(child, owner=parent)
+    everyone = [parent, child, stranger, Agent("p")]  # the last: another object with a live agent's id
+    assert [agents.is_root(agent) for agent in everyone] == [True, False, False, False]
+    assert [agents.is_root(agent) for agent in everyone] == [agent in agents.roots() for agent in everyone]
+    leave_parent()
+    assert [agents.is_root(agent) for agent in everyone] == [False, True, False, False]
+    assert [agents.is_root(agent) for agent in everyone] == [agent in agents.roots() for agent in everyone]
+
+
 def test_is_owned_by_follows_live_owners() -> None:
     agents = make_registry()
     parent, child, grandchild = Agent("p"), Agent("c"), Agent("g")
