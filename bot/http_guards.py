@@ -33,6 +33,7 @@ connect: they answer to any Host, so Slack reaches them through whatever proxy o
 rebinding page gains nothing there without the signing secret."""
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 WILDCARDS = frozenset({"0.0.0.0", "::", ""})
+REMEMBERED_HOSTS = 64
 
 
 def is_api(request: web.Request) -> bool:
@@ -52,6 +53,7 @@ class OwnHosts:
         self.names = {"localhost", listen}
         if self.any_address:
             self.names.add(socket.gethostname().lower())
+        self._seen: dict[str, bool] = {}
         self.public_origin: str | None = None
         if settings.public_url is not None:
             public = urlsplit(settings.public_url)
@@ -59,6 +61,16 @@ class OwnHosts:
             self.public_origin = f"{public.scheme}://{public.netloc}".lower()
 
     def allows(self, host_header: str) -> bool:
+        """Whether `host_header` names this server. The first `REMEMBERED_HOSTS` headers seen are remembered with the
+        answer: a server is reached by a handful of spellings of its name, and every request asks."""
+        known = self._seen.get(host_header)
+        if known is None:
+            known = self._allows(host_header)
+            if len(self._seen) < REMEMBERED_HOSTS:  # a client inventing names gets them checked, not remembered
+                self._seen[host_header] = known
+        return known
+
+    def _allows(self, host_header: str) -> bool:
         name = host_name(host_header)
         if name in self.names:
             return True

@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 
 from bot.config import parse_config
-from bot.http_guards import OwnHosts, host_name
+from bot.http_guards import REMEMBERED_HOSTS, OwnHosts, host_name
 from bot.program import running as start_program
 
 from .fakes import RecordingChannel
@@ -55,6 +55,15 @@ def test_loopback_names_are_ours(host: str) -> None:
 @pytest.mark.parametrize("host", ["evil.example:8765", "127.0.0.1.evil.example", "localhost.evil.example", "10.0.0.5"])
 def test_other_names_are_not(host: str) -> None:
     assert not own().allows(host)
+
+
+def test_host_answers_stay_the_same_when_asked_again_and_past_the_remembered_ones() -> None:
+    hosts = own()
+    invented = [f"n{index}.evil.example" for index in range(REMEMBERED_HOSTS * 2)]
+    for _ in range(2):
+        assert not any(hosts.allows(host) for host in invented)
+        assert hosts.allows("localhost:8765") and hosts.allows("127.0.0.1:8765")
+        assert not hosts.allows("evil.example:8765")
 
 
 def test_the_public_urls_host_is_ours() -> None:
