@@ -98,8 +98,9 @@ async def read_body(request: web.Request, limit: int) -> bytes:
 
     Raises RequestRefused (413 TOO_LARGE) as soon as the body passes the limit, without reading the rest.
     """
-    if request.content_length is not None and request.content_length > limit:
-        raise too_large(request.content_length)
+    declared = request.content_length  # parsed from the header on every access
+    if declared is not None and declared > limit:
+        raise too_large(declared)
     content = request.content
     chunks: list[bytes] = []
     size = 0
