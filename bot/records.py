@@ -59,6 +59,7 @@ _SORTABLE_DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 
 _RANDOM_BYTES = 12
 """Per id: 96 bits, 16 url-safe characters (12 bytes are 4 whole base64 groups: no padding, no shared group)."""
+_RANDOM_CHARACTERS = _RANDOM_BYTES * 4 // 3
 _IDS_PER_DRAW = 256
 
 _random_parts: deque[str] = deque()
@@ -77,15 +78,16 @@ def _random_part() -> str:
             return _random_parts.popleft()
         except IndexError:
             text = base64.urlsafe_b64encode(secrets.token_bytes(_RANDOM_BYTES * _IDS_PER_DRAW)).decode()
-            width = _RANDOM_BYTES * 4 // 3
-            _random_parts.extend(text[start : start + width] for start in range(0, len(text), width))
+            step = _RANDOM_CHARACTERS
+            _random_parts.extend(text[start : start + step] for start in range(0, len(text), step))
 
 
 def _time_part(millis: int) -> str:
     """`millis` as 7 base-62 digits; the last one made is kept, as many ids are made in the same millisecond."""
     global _stamp
-    if _stamp[0] == millis:
-        return _stamp[1]
+    last = _stamp  # one read: another thread may replace it meanwhile
+    if last[0] == millis:
+        return last[1]
     digits = []
     rest = millis
     for _ in range(7):
