@@ -253,9 +253,9 @@ class Replies:
             return Noted(record)
         if not answer.items and not answer.problems and record.status != "pending":
             return Ended(record)
-        approval = approval_item(record, answer.items)
-        needed = self.approvals_needed(record, delivery) if approval is not None else 1
-        approval = approval if needed > 1 else None
+        # Only a route that wants several approvals counts them; else an approval is an answer like any other.
+        needed = self.approvals_needed(record, delivery)
+        approval = approval_item(record, answer.items) if needed > 1 else None
         # Late answers go to the ledger too: it tells who won, and the store audits them as duplicates.
         try:
             if approval is not None:

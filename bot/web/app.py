@@ -13,10 +13,11 @@ from __future__ import annotations
 import secrets
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, quote_plus, urlencode
 
 import anyio
 from aiohttp import web
+from yarl import query_to_pairs
 
 from bot.approvals import progress
 from bot.channel import Channel, Sent
@@ -25,7 +26,7 @@ from bot.records import Delivery, QuestionRecord
 from bot.replies import Answer, Ended, NotAllowed, Replies, Unreadable
 from bot.routing import Route, Router
 from bot.store import StoreUnavailable
-from bot.web.auth import InboxAuth, secured
+from bot.web.auth import InboxAuth, redirect, secured
 from bot.web.forms import (
     FormData,
     FormError,
@@ -47,11 +48,22 @@ HEARTBEAT_SECONDS = 15
 PAGE_LIMIT = 100
 STATIC_TYPES = {"inbox.css": "text/css", "inbox.js": "text/javascript"}
 BY_COOKIE = "handraise_inbox_by"
+URL_ENCODED = "application/x-www-form-urlencoded"
+MAX_FORM_FIELDS = 1000
+"""Fields one posted form may hold (aiohttp's own limit): an answer form has a few per question."""
 
 UNAUTHORISED = (
     "This inbox needs its access link. Open the URL that `handraise serve` printed when it started "
     "(it ends in ?token=…); the token changes each time handraise starts unless one is configured."
 )
+
+
+class UnreadableBody(Exception):
+    """A posted body that is not a form: not UTF-8, or too many fields. `status` is the HTTP status to answer."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class WebInbox(Channel):
@@ -207,6 +219,9 @@ class WebInbox(Channel):
             response = _page(render_message("Answer not sent", message), 503)
             response.headers["Retry-After"] = "5"
             return response
+        except UnreadableBody as unreadable:
+            message = f"Your answer was not sent: {unreadable}."
+            return _page(render_message("Answer not sent", message), unreadable.status)
 
     async def _answer_form(self, request: web.Request) -> web.StreamResponse:
         form = await _read_form(request)
@@ -237,12 +252,10 @@ class WebInbox(Channel):
             if outcome.record is None:
                 return _page(render_message("No such question", "This inbox has no such question."), 404)
             return await self._refused(request, outcome.record, form, _not_sent(outcome.record), 409)
-        back = {"page": str(page)} if (page := _page_number(form)) > 1 else {}
-        location = f"/?{urlencode(back | {'answered': record.id})}"
-        response = web.Response(status=303, headers={"Location": location})
+        response = redirect(_answered(record.id, _page_number(form)))
         if name is not None:
             response.set_cookie(BY_COOKIE, name, max_age=365 * 24 * 3600, path="/", httponly=True, samesite="Strict")
-        return secured(response)
+        return response
 
     def _shown_and_held(self, question_id: str) -> tuple[QuestionRecord, Delivery] | None:
         """An answer's question and its delivery here without reading the store, when this process showed it in the
@@ -361,13 +374,39 @@ class WebInbox(Channel):
 
 
 async def _read_form(request: web.Request) -> dict[str, list[str]]:
-    posted = await request.post()
-    return {key: [value for value in posted.getall(key) if isinstance(value, str)] for key in set(posted.keys())}
+    """The posted form: each field's text values, in order.
+
+    The inbox's own forms are URL-encoded UTF-8: their body is split here by the parser aiohttp's `post()` uses, with
+    its limit on fields, but without the two multidicts `post()` builds that this would then copy (every answer pays
+    for them). Anything else (multipart, another charset) goes through `post()`.
+    """
+    if request.content_type != URL_ENCODED or request.charset not in (None, "utf-8"):
+        posted = await request.post()
+        return {key: [value for value in posted.getall(key) if isinstance(value, str)] for key in set(posted.keys())}
+    try:
+        text = (await request.read()).rstrip().decode()
+    except UnicodeDecodeError:
+        raise UnreadableBody(400, "the form did not come as UTF-8 text; reload the inbox and answer again") from None
+    try:
+        pairs = query_to_pairs(text, max_fields=MAX_FORM_FIELDS)
+    except ValueError:
+        raise UnreadableBody(413, f"a form holds at most {MAX_FORM_FIELDS} fields") from None
+    form: dict[str, list[str]] = {}
+    for name, value in pairs:
+        form.setdefault(name, []).append(value)
+    return form
 
 
 def _page_number(form: FormData) -> int:
     """The inbox page a form was sent from (its hidden `page` field), 1 when it says nothing sensible."""
-    return Page.at(10**9, first(form, "page")).number
+    requested = first(form, "page")
+    return Page.at(10**9, requested).number if requested else 1
+
+
+def _answered(question_id: str, page: int) -> str:
+    """Where a browser goes once its answer is sent: the page it answered on, with a notice about the question."""
+    back = f"page={page}&" if page > 1 else ""
+    return f"/?{back}answered={quote_plus(question_id)}"
 
 
 def _not_sent(record: QuestionRecord) -> str:

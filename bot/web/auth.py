@@ -41,6 +41,11 @@ def secured(response: web.StreamResponse) -> web.StreamResponse:
     return response
 
 
+def redirect(location: str) -> web.Response:
+    """A 303 to `location` that carries the inbox's headers, made with them (rather than `secured` afterwards)."""
+    return web.Response(status=303, headers={**SECURITY_HEADERS, "Location": location})
+
+
 class InboxAuth:
     """Checks requests against one session token."""
 
@@ -58,9 +63,10 @@ class InboxAuth:
 
     def allows(self, request: web.Request) -> bool:
         """Whether the request carries the session cookie or `Authorization: Bearer <token>`."""
-        cookie = cookie_value(request, self._cookie_name(request))
-        if cookie is not None and _same(cookie, self.token):
-            return True
+        if "Cookie" in request.headers:  # else no cookie name to work out: an API client or a script with the header
+            cookie = cookie_value(request, self._cookie_name(request))
+            if cookie is not None and _same(cookie, self.token):
+                return True
         header = request.headers.get("Authorization", "")
         return header.startswith("Bearer ") and _same(header.removeprefix("Bearer "), self.token)
 
@@ -68,7 +74,7 @@ class InboxAuth:
         """For `?token=`: a redirect to `/` that sets the cookie, or None when the token is wrong."""
         if not _same(given, self.token):
             return None
-        response = web.Response(status=303, headers={"Location": "/"})
+        response = redirect("/")
         response.set_cookie(
             self.cookie_name(request),
             self.token,
@@ -77,7 +83,7 @@ class InboxAuth:
             httponly=True,
             samesite="Strict",
         )
-        return secured(response)
+        return response
 
     def csrf_ok(self, form: FormData) -> bool:
         return _same(first(form, "csrf") or "", self.csrf)
