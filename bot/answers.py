@@ -34,6 +34,8 @@ def normalise_item(question: AskUserQuestionItem, item: AskUserQuestionAnswerIte
             selected = []
         elif len(selected) > 1:
             raise AnswerError(f"question {question.id} takes one choice, not {len(selected)}")
+    if item.id == question.id and item.selected == selected and item.custom == custom:
+        return item  # already in shape (a form or a click reads it so): the same frozen item, not a copy
     return AskUserQuestionAnswerItem(id=question.id, selected=selected, custom=custom)
 
 
