@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import anyio
 from aiohttp import web
@@ -26,7 +26,7 @@ from bot.records import AgentRef, Delivery, QuestionRecord
 from bot.replica import Alone, Leadership
 from bot.replies import APPROVALS_KEY, RESPONDERS_KEY, Replies
 from bot.routing import Route, Router
-from bot.store import REMIND_AT_KEY, REMINDED_KEY
+from bot.store import REMIND_AT_KEY, REMINDED_KEY, NewDelivery
 from core import (
     REQUEST_EVENT,
     AskUserQuestionAnswer,
@@ -111,6 +111,13 @@ class Channel(ABC):
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
         """Show the question to the route's people. Raise DeliveryError when that is impossible."""
 
+    def sent_before_delivery(self, question: QuestionRecord) -> Sent | None:
+        """What `deliver` will return for `question`, known before it runs, for a channel that sends nothing out:
+        then a new API question's delivery here is stored with the question itself, one write instead of two, and
+        `deliver` only shows it. Default: keyed by the question's id, with no reference (as the web inbox keeps
+        it); None for a channel that sends out (its key is only known once it has sent)."""
+        return None if self.sends_out else Sent(key=question.id)
+
     async def find_sent(self, question: QuestionRecord, route: Route) -> Sent | None:
         """What an earlier `deliver` of this question sent, when one began but its sender died before recording it
         (the replica that takes the question over asks before sending again). Default: None, so it is sent again
@@ -156,6 +163,15 @@ class ChannelAnswerer:
     @property
     def name(self) -> str:
         return self.channel.name
+
+    def route_for(self, agent: AgentRef | None) -> Route | None:
+        return self.router.route(self.name, agent)
+
+    def delivery_with_question(self, record: QuestionRecord, route: Route) -> NewDelivery | None:
+        """The delivery `_deliver` would record for the new question `record`, to store with it, when the channel
+        sends nothing out (`Channel.sent_before_delivery`); None otherwise."""
+        sent = self.channel.sent_before_delivery(record)
+        return None if sent is None else NewDelivery(self.name, sent.key, self._ref(sent, route))
 
     async def __call__(self, request: AskUserQuestionRequest, next_: Next) -> AskUserQuestionAnswer:
         # No local for the agent's snapshot: this frame lives as long as the question waits.
@@ -207,6 +223,17 @@ class ChannelAnswerer:
 
     async def _deliver(self, pending: PendingQuestion, route: Route) -> None:
         store = self.ledger.store
+        stored, pending.stored_delivery = pending.stored_delivery, None
+        if stored is not None and stored.channel == self.name:
+            # Stored with the question (an API ask that came here first): only show it.
+            shown = await self.channel.deliver(pending.record, route)
+            if shown.key == stored.key and shown.ref is None:
+                return
+            log.warning(
+                "question %s: the %s channel delivered it otherwise than it said it would", pending.id, self.name
+            )
+            await store.add_delivery(pending.id, self.name, shown.key, self._ref(shown, route))
+            return
         if not pending.new and await store.get_delivery(pending.id, self.name) is not None:
             return  # resumed after a restart: the question is already on show
         # The intent, recorded before sending: whoever finds it without a delivery knows a message may be out.
@@ -221,17 +248,21 @@ class ChannelAnswerer:
                 )
         if sent is None:
             sent = await self.channel.deliver(pending.record, route)
-        ref = sent.ref.model_dump(mode="json") if sent.ref is not None else {}
-        # Who could answer when it was sent: the fallback once the agent is no longer routed here.
-        ref |= {RESPONDERS_KEY: self.channel.responders(route), APPROVALS_KEY: route.approvals}
-        if route.remind_every is not None:
-            ref[REMIND_AT_KEY] = (self.ledger.clock.now() + route.remind_every).isoformat()
-        recording = store.add_delivery(pending.id, self.name, sent.key, ref)
+        recording = store.add_delivery(pending.id, self.name, sent.key, self._ref(sent, route))
         if not self.channel.sends_out:
             await recording  # nothing went out that a cancel could leave unrecorded (and a cancel scope costs)
             return
         with anyio.CancelScope(shield=True):  # a message is out: recorded even if the agent stops waiting meanwhile
             await recording
+
+    def _ref(self, sent: Sent, route: Route) -> dict[str, Any]:
+        """What a delivery keeps: the channel's reference, and who could answer when it was sent (the fallback once
+        the agent is no longer routed here), and when the first reminder is due."""
+        ref = sent.ref.model_dump(mode="json") if sent.ref is not None else {}
+        ref |= {RESPONDERS_KEY: self.channel.responders(route), APPROVALS_KEY: route.approvals}
+        if route.remind_every is not None:
+            ref[REMIND_AT_KEY] = (self.ledger.clock.now() + route.remind_every).isoformat()
+        return ref
 
     async def _wait(self, pending: PendingQuestion, route: Route, next_: Next) -> None:
         created = pending.record.created_at
@@ -353,4 +384,7 @@ def install_channel(ctx: Context, channel: Channel, router: Router, ledger: Ledg
     """Register `channel` as an answerer on `ctx` (use inside a plugin so disposal removes it)."""
     answerer = ChannelAnswerer(channel, router, ledger)
     ctx.on(REQUEST_EVENT, answerer)
+    # The ledger lists its answerers in the same order, for a new API question to meet its first one at once.
+    ledger.answerers.append(answerer)
+    ctx.on_dispose(lambda: ledger.answerers.remove(answerer) if answerer in ledger.answerers else None)
     return answerer

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Literal, Protocol
 
 import anyio
 
@@ -21,6 +21,8 @@ from bot.clock import Clock
 from bot.errors import BotErrorCode, HandraiseError
 from bot.ledger_feed import Stamp, Stored, Told, Watches, ahead, stamp
 from bot.records import AgentRef, Approval, Delivery, QuestionRecord, QuestionStatus, Resolution
+from bot.routing import Route
+from bot.store import NewDelivery
 from bot.store_interface import AsyncStore
 from bot.tasks import Latch
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionRequest
@@ -39,10 +41,23 @@ class UnknownQuestion(HandraiseError, LookupError):
     code = BotErrorCode.UNKNOWN_QUESTION
 
 
+class Answering(Protocol):
+    """A channel's answerer installed with the ledger (`bot.channel.ChannelAnswerer`), as a new question meets it."""
+
+    def route_for(self, agent: AgentRef | None) -> Route | None:
+        """Its route for `agent`'s questions; None when they pass it by."""
+        ...
+
+    def delivery_with_question(self, record: QuestionRecord, route: Route) -> NewDelivery | None:
+        """The delivery to store with the new question `record` when showing it only takes that row; else None."""
+        ...
+
+
 class PendingQuestion:
     """One question while something in this process waits on it."""
 
-    __slots__ = ("_changed", "announced", "holders", "new", "record", "request", "resolved")  # thousands wait at once
+    __slots__ = ("_changed", "announced", "holders", "new", "record", "request", "resolved", "stored_delivery")
+    # (slots: thousands wait at once)
 
     def __init__(self, record: QuestionRecord, request: AskUserQuestionRequest | None) -> None:
         self.record = record
@@ -54,6 +69,8 @@ class PendingQuestion:
         """What watchers were last told of it, while a change feed runs (its echo of this process's writes)."""
         self.new = False
         """Created by this process and not yet shown anywhere: no channel needs to look for an earlier delivery."""
+        self.stored_delivery: NewDelivery | None = None
+        """The delivery stored with the question when it was created, until its channel has shown it."""
 
     async def wait_changed(self) -> None:
         """Return once the question moves without ending (an approval counted, a reminder sent)."""
@@ -106,16 +123,27 @@ class Ledger:
         """Set while a change feed runs: other replicas change the store too, and `refresh` hears of it."""
         self._told = Told()
         self._watches = Watches()
+        self.answerers: list[Answering] = []
+        """The channels' answerers installed with this ledger, in waterfall order (`bot.channel.install_channel`)."""
 
     # --- holding questions ---------------------------------------------------------------------------------
 
-    def bind(self, request: AskUserQuestionRequest, record: QuestionRecord, *, new: bool = False) -> PendingQuestion:
+    def bind(
+        self,
+        request: AskUserQuestionRequest,
+        record: QuestionRecord,
+        *,
+        new: bool = False,
+        stored_delivery: NewDelivery | None = None,
+    ) -> PendingQuestion:
         """Tie `request` to a question already in the store (asked over the API, or resumed after a restart).
 
-        `new`: the caller has just created it, so it has been delivered nowhere yet.
+        `new`: the caller has just created it, so it has been delivered nowhere yet but `stored_delivery` (stored
+        with it, for its first channel to show).
         """
         pending = self._by_id.get(record.id) or PendingQuestion(record, request)
         pending.new = new
+        pending.stored_delivery = stored_delivery
         pending.request = request
         self._by_request[id(request)] = pending
         self._by_id[record.id] = pending

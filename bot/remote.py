@@ -14,7 +14,7 @@ import anyio
 from bot.ledger import Ledger
 from bot.records import AgentRef, QuestionRecord, QuestionStatus, Resolution
 from bot.routing import Router
-from bot.store import StoreUnavailable
+from bot.store import NewDelivery, StoreUnavailable
 from bot.tasks import TaskBag
 from core import (
     Agent,
@@ -75,11 +75,21 @@ class RemoteQuestions:
         if not self._router.routes(agent):
             raise no_provider()
         record = QuestionRecord(agent=agent, questions=questions, origin="api", created_at=self._ledger.clock.now())
-        await self._ledger.store.create_question(record)
+        delivery = self._delivery_with(record)
+        await self._ledger.store.create_question(record, delivery)
         await self._ledger.announce(record)
         if not self._ledger.closing:  # else stored and pending: the next owner (or this one restarted) runs it
-            self._start(record, new=True)
+            self._start(record, new=True, request=request, delivery=delivery)
         return record
+
+    def _delivery_with(self, record: QuestionRecord) -> NewDelivery | None:
+        """The delivery to store with a new question: that of the first answerer of the waterfall that takes it,
+        when showing it there takes only that row (the web inbox); None when it sends something out."""
+        for answerer in self._ledger.answerers:
+            route = answerer.route_for(record.agent)
+            if route is not None:
+                return answerer.delivery_with_question(record, route)
+        return None
 
     def resume(self, records: list[QuestionRecord]) -> int:
         """Start waiting again for the pending API questions among `records` (this replica's, from the store: after
@@ -111,17 +121,30 @@ class RemoteQuestions:
             raise RuntimeError("the user-questions service is not installed")
         return service
 
-    def _start(self, record: QuestionRecord, *, new: bool = False) -> None:
+    def _start(
+        self,
+        record: QuestionRecord,
+        *,
+        new: bool = False,
+        request: AskUserQuestionRequest | None = None,
+        delivery: NewDelivery | None = None,
+    ) -> None:
         # No AbortController: a cancel resolves the question in the ledger, which wakes every channel holding it.
         self._running.add(record.id)
-        self._tasks.spawn(self._run, record, new)
+        self._tasks.spawn(self._run, record, new, request, delivery)
 
-    async def _run(self, record: QuestionRecord, new: bool) -> None:
+    async def _run(
+        self,
+        record: QuestionRecord,
+        new: bool,
+        request: AskUserQuestionRequest | None,
+        delivery: NewDelivery | None,
+    ) -> None:
         question_id = record.id
         try:
             while True:
                 try:
-                    await self._ask_once(record, new)
+                    await self._ask_once(record, new, request, delivery)
                     self._store_down = False
                     return
                 except StoreUnavailable as down:
@@ -137,19 +160,31 @@ class RemoteQuestions:
                     continue
                 if current is None or current.status != "pending":
                     return
-                record, new = current, False  # a channel may have shown it before the store failed
+                # A channel may have shown it before the store failed (and the delivery stored with it is stored).
+                record, new, delivery = current, False, None
         finally:
             self._running.discard(question_id)
 
-    async def _ask_once(self, record: QuestionRecord, new: bool) -> None:
+    async def _ask_once(
+        self,
+        record: QuestionRecord,
+        new: bool,
+        request: AskUserQuestionRequest | None,
+        delivery: NewDelivery | None,
+    ) -> None:
+        """One waterfall for the question. `request` is the one `ask` checked (agentless: the agent's live object
+        is made here), None for a resumed question; `delivery` the one stored with the question, if any."""
         agent: Agent | None = None
         leave = _nothing
         registry = self._ctx.agents
         if record.agent is not None and registry is not None:
             agent = Agent(record.agent.id, name=record.agent.name, labels=record.agent.labels)
             leave = registry.enter(agent)
-        request = AskUserQuestionRequest(questions=record.questions, agent=agent)
-        self._ledger.bind(request, record, new=new)
+        if request is None:
+            request = AskUserQuestionRequest(questions=record.questions, agent=agent)
+        elif agent is not None:
+            request = request.model_copy(update={"agent": agent})  # its questions are checked already
+        self._ledger.bind(request, record, new=new, stored_delivery=delivery)
         try:
             await self._service().ask(request)
         except UserQuestionError as failure:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any, cast, get_args
+from json.encoder import encode_basestring_ascii
+from typing import Any, NamedTuple, cast, get_args
 
 from bot.records import (
     Approval,
@@ -47,25 +48,61 @@ def _ts(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+class NewDelivery(NamedTuple):
+    """A delivery stored with its new question (`create_question`), in the same write: a channel whose delivery is
+    only this row, nothing sent out (the web inbox), first to take an API question."""
+
+    channel: str
+    key: str
+    ref: dict[str, Any]
+
+
+def asked_detail(agent_id: str | None, question_ids: Iterable[str]) -> str:
+    """The `asked` event's detail as JSON (`json.dumps` of `{"agent": …, "questions": […]}`, byte for byte), built
+    without the encoder's per-call set-up: every ask writes one."""
+    agent = "null" if agent_id is None else encode_basestring_ascii(agent_id)
+    return f'{{"agent": {agent}, "questions": [{", ".join(map(encode_basestring_ascii, question_ids))}]}}'
+
+
+def key_detail(key: str) -> str:
+    """The `delivered` event's detail as JSON (`{"key": …}`), likewise."""
+    return f'{{"key": {encode_basestring_ascii(key)}}}'
+
+
 class Store(StoreFile):
     """The handraise SQLite store. Open with `Store.open(path)`; safe to share between threads of one process and
     between processes on one file."""
 
     # -- questions -------------------------------------------------------------------------------------------------
 
-    def create_question(self, record: QuestionRecord) -> None:
-        """Store a new question and audit `asked`. Raises StoreError if a question with its id exists."""
+    def create_question(self, record: QuestionRecord, delivery: NewDelivery | None = None) -> None:
+        """Store a new question and audit `asked`; with `delivery`, that delivery too and its `delivered` event, in
+        the same transaction (as `add_delivery` would record it).
+
+        Raises StoreError if a question with its id exists, or the delivery's key is used by another question on
+        its channel (then nothing is stored).
+        """
+        id = record.id
         agent_id = record.agent.id if record.agent else None
+        now = _ts(utc_now())
+        asked = (now, id, "asked", None, None, asked_detail(agent_id, [item.id for item in record.questions]))
         with self._write() as db:
             try:
                 db.execute(
                     "INSERT INTO questions VALUES (?, ?, ?, ?, ?)",
-                    (record.id, _ts(record.created_at), agent_id, record.status, _record_json(record)),
+                    (id, _ts(record.created_at), agent_id, record.status, _record_json(record)),
                 )
             except sqlite3.IntegrityError:
-                raise StoreError(f"question {record.id} already exists in the store") from None
-            detail = {"agent": agent_id, "questions": [item.id for item in record.questions]}
-            self._append(db, record.id, "asked", None, None, detail)
+                raise StoreError(f"question {id} already exists in the store") from None
+            if delivery is None:
+                db.execute(_INSERT_AUDIT, asked)
+                return
+            channel, key, ref = delivery
+            _insert_delivery(db, id, channel, key, json.dumps(ref), now)
+            # Both events in one statement, in this order (their seqs): asked, then delivered.
+            db.execute(
+                f"{_INSERT_AUDIT}, (?, ?, ?, ?, ?, ?)", (*asked, now, id, "delivered", channel, None, key_detail(key))
+            )
 
     def get_question(self, id: str) -> QuestionRecord | None:
         with self._read() as db:
@@ -210,12 +247,15 @@ class Store(StoreFile):
         Raises StoreError for an unknown question or a `key` already used by another question on this channel.
         """
         stored = json.dumps(ref)
-        # `ref` as a later read returns it (JSON turns tuples into lists).
-        delivery = Delivery(question_id=question_id, channel=channel, key=key, ref=json.loads(stored))
+        created_at = utc_now()
+        now = _ts(created_at)
         with self._write() as db:
-            _insert_delivery(db, question_id, channel, key, stored, _ts(delivery.created_at))
-            self._append(db, question_id, "delivered", channel, None, {"key": key})
-        return delivery
+            _insert_delivery(db, question_id, channel, key, stored, now)
+            db.execute(_INSERT_AUDIT, (now, question_id, "delivered", channel, None, key_detail(key)))
+        # `ref` as a later read returns it (JSON turns tuples into lists); built as stored, so not validated again.
+        return Delivery.model_construct(
+            question_id=question_id, channel=channel, key=key, ref=json.loads(stored), created_at=created_at
+        )
 
     def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
         """Count one reminder on `channel` and keep when the next is due, with its delivery, so that a restart goes
@@ -374,10 +414,11 @@ class Store(StoreFile):
         if kind not in _AUDIT_KINDS:
             raise ValueError(f"unknown audit kind {kind!r}")
         row = (_ts(utc_now()), question_id, kind, channel, actor, json.dumps(detail))
-        cursor = db.execute(
-            "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) VALUES (?, ?, ?, ?, ?, ?)", row
-        )
+        cursor = db.execute(_INSERT_AUDIT, row)
         return (cursor.lastrowid, *row)
+
+
+_INSERT_AUDIT = "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) VALUES (?, ?, ?, ?, ?, ?)"
 
 
 def _where(*filters: tuple[Any, ...]) -> tuple[str, list[Any]]:

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from bot.records import Approval, AuditEvent, AuditKind, Delivery, QuestionRecord, QuestionStatus, Resolution
-from bot.store import Store
+from bot.store import NewDelivery, Store
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 T = TypeVar("T")
@@ -38,7 +38,7 @@ class AsyncStore(Protocol):
 
     async def integrity_ok(self) -> bool: ...
 
-    async def create_question(self, record: QuestionRecord) -> None: ...
+    async def create_question(self, record: QuestionRecord, delivery: NewDelivery | None = None) -> None: ...
 
     async def get_question(self, id: str) -> QuestionRecord | None: ...
 
@@ -208,8 +208,8 @@ class SqliteStore:
     async def integrity_ok(self) -> bool:
         return self.sync.integrity_ok()
 
-    async def create_question(self, record: QuestionRecord) -> None:
-        await self._write(lambda: self.sync.create_question(record))
+    async def create_question(self, record: QuestionRecord, delivery: NewDelivery | None = None) -> None:
+        await self._write(lambda: self.sync.create_question(record, delivery))
 
     async def get_question(self, id: str) -> QuestionRecord | None:
         return self.sync.get_question(id)

@@ -35,7 +35,7 @@ from bot.records import (
     Resolution,
     utc_now,
 )
-from bot.store import REMIND_AT_KEY, REMINDED_KEY, SEEN_EVENTS_KEPT
+from bot.store import REMIND_AT_KEY, REMINDED_KEY, SEEN_EVENTS_KEPT, NewDelivery, asked_detail, key_detail
 from bot.store_pg_groups import (
     ADD_DELIVERIES,
     CREATE_QUESTIONS,
@@ -91,11 +91,15 @@ class PostgresStore(PostgresConnections):
 
     # -- questions -------------------------------------------------------------------------------------------------
 
-    async def create_question(self, record: QuestionRecord) -> None:
+    async def create_question(self, record: QuestionRecord, delivery: NewDelivery | None = None) -> None:
         agent_id = record.agent.id if record.agent else None
-        detail = json.dumps({"agent": agent_id, "questions": [item.id for item in record.questions]})
+        detail = asked_detail(agent_id, [item.id for item in record.questions])
         row = (keep(record.id), record.created_at, keep_optional(agent_id), record.status, record_json(record))
-        if not await self._grouped_creates((*row, self.owner, utc_now(), detail)):
+        shown: tuple[str | None, ...] = (None, None, None, None)
+        if delivery is not None:
+            channel, key, ref = delivery
+            shown = (keep(channel), keep(key), json.dumps(ref), key_detail(key))
+        if not await self._grouped_creates((*row, self.owner, utc_now(), detail, *shown)):
             raise StoreError(f"question {record.id} already exists in the store")
 
     async def get_question(self, id: str) -> QuestionRecord | None:
@@ -250,10 +254,13 @@ class PostgresStore(PostgresConnections):
 
     async def add_delivery(self, question_id: str, channel: str, key: str, ref: dict[str, Any]) -> Delivery:
         stored = json.dumps(ref)
-        delivery = Delivery(question_id=question_id, channel=channel, key=key, ref=json.loads(stored))
-        row = (keep(question_id), keep(channel), keep(key), stored, delivery.created_at)
-        await self._grouped_deliveries((*row, utc_now(), json.dumps({"key": key})))
-        return delivery
+        now = utc_now()
+        row = (keep(question_id), keep(channel), keep(key), stored, now)
+        await self._grouped_deliveries((*row, now, key_detail(key)))
+        # `ref` as a later read returns it (JSON turns tuples into lists); built as stored, so not validated again.
+        return Delivery.model_construct(
+            question_id=question_id, channel=channel, key=key, ref=json.loads(stored), created_at=now
+        )
 
     async def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
         async with self._transaction() as db:
@@ -449,7 +456,13 @@ class PostgresStore(PostgresConnections):
     # -- the groups' statements (`bot.store_pg_groups`) ------------------------------------------------------------
 
     async def _create_questions(self, rows: Sequence[tuple[Any, ...]]) -> list[bool]:
-        made = await self._group(CREATE_QUESTIONS, rows)
+        def refused(error: psycopg.Error) -> StoreError | None:
+            if isinstance(error, psycopg.errors.UniqueViolation):  # a delivery's key: the question id is DO NOTHING
+                channel, key = (restore(value) for value in rows[0][8:10])
+                return StoreError(f"{channel} delivery key {key!r} is already used by another question")
+            return None
+
+        made = await self._group(CREATE_QUESTIONS, rows, refused)
         return [row[0] in made for row in rows]
 
     async def _add_deliveries(self, rows: Sequence[tuple[Any, ...]]) -> list[bool]:

@@ -177,21 +177,36 @@ def split_on(error: psycopg.Error, size: int) -> bool:
 CREATE_QUESTIONS: LiteralString = """\
 WITH given AS (
     SELECT * FROM unnest(%b::text[], %b::timestamptz[], %b::text[], %b::text[], %b::text[], %b::text[],
-                         %b::timestamptz[], %b::text[])
-        WITH ORDINALITY AS g (id, created_at, agent_id, status, record_json, owner, at, detail, n)
+                         %b::timestamptz[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[])
+        WITH ORDINALITY AS g (id, created_at, agent_id, status, record_json, owner, at, detail,
+                              channel, key, ref_json, shown, n)
 ), written AS (
     INSERT INTO questions (id, created_at, agent_id, status, record_json, owner)
     SELECT id, created_at, agent_id, status, record_json, owner FROM given ORDER BY id
     ON CONFLICT (id) DO NOTHING RETURNING id
+), delivered AS (
+    INSERT INTO deliveries (question_id, channel, key, ref_json, created_at)
+    SELECT id, channel, key, ref_json, at FROM given JOIN written USING (id) WHERE channel IS NOT NULL ORDER BY id
+    RETURNING question_id
 ), locked AS MATERIALIZED (
-    SELECT pg_advisory_xact_lock(%s, %s)::text AS nothing FROM (SELECT count(*) AS made FROM written) w WHERE made > 0
+    SELECT pg_advisory_xact_lock(%s, %s)::text AS nothing
+    FROM (SELECT count(*) AS made FROM (SELECT id FROM written UNION ALL SELECT question_id FROM delivered) w) w
+    WHERE made > 0
+), events AS (
+    SELECT g.n, 0 AS k, g.at, g.id, 'asked' AS kind, NULL::text AS channel, g.detail
+    FROM given g JOIN written USING (id)
+    UNION ALL
+    SELECT g.n, 1, g.at, g.id, 'delivered', g.channel, g.shown
+    FROM given g JOIN written USING (id) WHERE g.channel IS NOT NULL
 )
 INSERT INTO audit (at, question_id, kind, channel, actor, detail_json)
-SELECT g.at, g.id, 'asked', NULL, NULL, g.detail || l.nothing
-FROM given g JOIN written USING (id) CROSS JOIN locked l ORDER BY g.n
+SELECT e.at, e.id, e.kind, e.channel, NULL, e.detail || l.nothing FROM events e CROSS JOIN locked l ORDER BY e.n, e.k
 RETURNING question_id
 """
-"""New questions and their `asked` events; returns the ids created (an id already stored is left alone)."""
+"""New questions and their `asked` events, and the deliveries given with them (a row's channel, key, reference and
+`delivered` detail, or NULLs) with their `delivered` events, each question's two in that order; returns the ids
+created (an id already stored is left alone, and so is the delivery given with it). The deliveries are counted
+before the audit lock, so that they are written (and the key's unique index waited for) before it is taken."""
 
 ADD_DELIVERIES: LiteralString = """\
 WITH given AS (
