@@ -149,10 +149,10 @@ async def test_another_replica_hears_a_question_stored_with_its_delivery_once_an
     ledger.watch(hear)
     ledger.watch_shown(see)
     feed = PostgresChangeFeed(reader, ledger, FeedTiming(catch_up_every=60.0))
+    question = record()
     try:
         async with anyio.create_task_group() as tasks:
             await tasks.start(feed.run)
-            question = record()
             await writer.create_question(question, shown(question))
             with anyio.fail_after(5):
                 while len(heard) < 2:
