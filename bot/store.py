@@ -44,8 +44,9 @@ SEEN_EVENTS_KEPT = timedelta(days=1)
 
 
 def _ts(value: datetime) -> str:
-    # Fixed width (microseconds always present) so that text order is time order in ORDER BY.
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
+    # Fixed width (microseconds always present) so that text order is time order in ORDER BY. Most times are UTC
+    # already (`utc_now`, the clock): they need no conversion.
+    return (value if value.tzinfo is UTC else value.astimezone(UTC)).isoformat(timespec="microseconds")
 
 
 class NewDelivery(NamedTuple):
