@@ -111,7 +111,7 @@ class Channel(ABC):
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
         """Show the question to the route's people. Raise DeliveryError when that is impossible."""
 
-    def sent_before_delivery(self, question: QuestionRecord) -> Sent | None:
+    def known_delivery(self, question: QuestionRecord) -> Sent | None:
         """What `deliver` will return for `question`, known before it runs, for a channel that sends nothing out:
         then a new API question's delivery here is stored with the question itself, one write instead of two, and
         `deliver` only shows it. Default: keyed by the question's id, with no reference (as the web inbox keeps
@@ -169,8 +169,8 @@ class ChannelAnswerer:
 
     def delivery_with_question(self, record: QuestionRecord, route: Route) -> NewDelivery | None:
         """The delivery `_deliver` would record for the new question `record`, to store with it, when the channel
-        sends nothing out (`Channel.sent_before_delivery`); None otherwise."""
-        sent = self.channel.sent_before_delivery(record)
+        sends nothing out (`Channel.known_delivery`); None otherwise."""
+        sent = self.channel.known_delivery(record)
         return None if sent is None else NewDelivery(self.name, sent.key, self._ref(sent, route))
 
     async def __call__(self, request: AskUserQuestionRequest, next_: Next) -> AskUserQuestionAnswer:

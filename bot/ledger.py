@@ -56,8 +56,8 @@ class Answering(Protocol):
 class PendingQuestion:
     """One question while something in this process waits on it."""
 
+    # Slots: thousands wait at once.
     __slots__ = ("_changed", "announced", "holders", "new", "record", "request", "resolved", "stored_delivery")
-    # (slots: thousands wait at once)
 
     def __init__(self, record: QuestionRecord, request: AskUserQuestionRequest | None) -> None:
         self.record = record

@@ -83,27 +83,26 @@ class Store(StoreFile):
         Raises StoreError if a question with its id exists, or the delivery's key is used by another question on
         its channel (then nothing is stored).
         """
-        id = record.id
+        question_id = record.id
         agent_id = record.agent.id if record.agent else None
         now = _ts(utc_now())
-        asked = (now, id, "asked", None, None, asked_detail(agent_id, [item.id for item in record.questions]))
+        detail = asked_detail(agent_id, [item.id for item in record.questions])
+        asked = (now, question_id, "asked", None, None, detail)
         with self._write() as db:
             try:
                 db.execute(
                     "INSERT INTO questions VALUES (?, ?, ?, ?, ?)",
-                    (id, _ts(record.created_at), agent_id, record.status, _record_json(record)),
+                    (question_id, _ts(record.created_at), agent_id, record.status, _record_json(record)),
                 )
             except sqlite3.IntegrityError:
-                raise StoreError(f"question {id} already exists in the store") from None
+                raise StoreError(f"question {question_id} already exists in the store") from None
             if delivery is None:
                 db.execute(_INSERT_AUDIT, asked)
                 return
             channel, key, ref = delivery
-            _insert_delivery(db, id, channel, key, json.dumps(ref), now)
+            _insert_delivery(db, question_id, channel, key, json.dumps(ref), now)
             # Both events in one statement, in this order (their seqs): asked, then delivered.
-            db.execute(
-                f"{_INSERT_AUDIT}, (?, ?, ?, ?, ?, ?)", (*asked, now, id, "delivered", channel, None, key_detail(key))
-            )
+            db.execute(_INSERT_TWO_AUDITS, (*asked, now, question_id, "delivered", channel, None, key_detail(key)))
 
     def get_question(self, id: str) -> QuestionRecord | None:
         with self._read() as db:
@@ -420,6 +419,7 @@ class Store(StoreFile):
 
 
 _INSERT_AUDIT = "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) VALUES (?, ?, ?, ?, ?, ?)"
+_INSERT_TWO_AUDITS = f"{_INSERT_AUDIT}, (?, ?, ?, ?, ?, ?)"
 
 
 def _where(*filters: tuple[Any, ...]) -> tuple[str, list[Any]]:
