@@ -294,9 +294,13 @@ class WebInbox(Channel):
     # --- live updates ---------------------------------------------------------------------------------------------
 
     async def _shown(self, record: QuestionRecord) -> None:
-        # Its delivery is stored once `deliver` returns: a first count leaves it out.
-        waiting = self._waiting if self._waiting is not None else await self._count_waiting()
-        self._waiting = waiting + 1
+        if self._waiting is not None:
+            self._waiting += 1
+        else:
+            # A first count includes this question only when its delivery was stored with it (an API ask); else
+            # the delivery is stored once `deliver` returns.
+            counted = await self.ledger.store.has_delivery(record.id, self.name)
+            self._waiting = await self._count_waiting() + (0 if counted else 1)
         self._showing.add(record.id)
         self._feed.publish({"kind": "asked", "id": record.id, "waiting": self._waiting})
 

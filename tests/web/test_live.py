@@ -14,9 +14,13 @@ from aiohttp import ClientResponse
 
 from bot.ledger import Ledger
 from bot.records import QuestionRecord
+from bot.remote import RemoteQuestions
+from bot.routing import Router
 from bot.store import Store
+from bot.tasks import TaskBag
 from bot.web import WebInbox
 from bot.web.live import BACKLOG, STREAM_BUFFER, LiveFeed
+from bot.web.settings import WebSettings
 from core import AskUserQuestionAnswerItem, Context
 from tests.web.helpers import TOKEN, Client, answer, choice, item, start_ask, web_question
 
@@ -94,6 +98,22 @@ async def test_events_stay_small_however_large_the_question(client: Client, ctx:
     kept = inbox._feed._recent  # pyright: ignore[reportPrivateUsage]  # the backlog a reconnecting page replays
     assert len(kept) == 2 and all(len(event.data) < 200 for event in kept)
     assert "x" * 1000 in await card(client, asked["id"])
+
+
+async def test_the_first_api_question_is_counted_once_though_its_delivery_was_stored_with_it(
+    anonymous: Client, ctx: Context, ledger: Ledger, settings: WebSettings
+) -> None:
+    """A page reconnecting to a restarted inbox (no page rendered yet): the first count comes from the store."""
+    tasks = TaskBag()
+    remote = RemoteQuestions(ctx, ledger, Router(["web"], {"web": settings.subscriptions}), tasks)
+    stream = await anonymous.get("/events", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert stream.status == 200
+    record = await remote.ask([choice()], None)
+    asked = await next_event(stream)
+    assert (asked["id"], asked["waiting"]) == (record.id, 1)
+    stream.close()
+    await remote.cancel(record.id)
+    await tasks.close()
 
 
 async def test_events_count_every_waiting_question_not_only_those_on_the_page(
