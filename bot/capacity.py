@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import errno
 import logging
-import os
 import random
-import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -37,8 +35,9 @@ in the same burst, waited seconds."""
 LONG_POLL_ROUTE = "/v1/questions/{id}"
 OUT_OF_FILES = frozenset({errno.EMFILE, errno.ENFILE})
 MALFORMED = "malformed request"
-THROTTLED_LOGGERS = ("asyncio", "aiohttp.server")
-"""asyncio logs a failed accept(); aiohttp logs a request that failed for want of a file, or was malformed."""
+THROTTLED_LOGGERS = ("bot.accepting", "asyncio", "aiohttp.server")
+"""`serve`'s listener logs a failed accept() (asyncio's own did, before it), aiohttp a request that failed for want of
+a file, or was malformed."""
 
 
 def raise_open_files_limit() -> int | None:
@@ -59,19 +58,6 @@ def raise_open_files_limit() -> int | None:
         log.info("raised the open-files limit from %d to %d", soft, wanted)
         return wanted
     return soft
-
-
-def deepen_listen_queue(site: web.TCPSite, backlog: int = LISTEN_BACKLOG) -> None:
-    """Let the kernel queue `backlog` connections on the site's sockets, after asyncio set them up with 128.
-
-    Not through TCPSite(backlog=…): asyncio also accepts that many connections in one go, and thousands of new
-    connections set up in one loop iteration stalled every request behind them (the inbox for seconds, in
-    bench/flood.py). `listen()` again on the bound socket changes only the kernel's queue.
-    """
-    server = site._server  # pyright: ignore[reportPrivateUsage]  # aiohttp's asyncio.Server, once started
-    for transport_socket in getattr(server, "sockets", None) or ():
-        with socket.socket(fileno=os.dup(transport_socket.fileno())) as listening:
-            listening.listen(backlog)
 
 
 def open_files_limit() -> int | None:
@@ -143,10 +129,9 @@ def is_long_poll(request: web.Request) -> bool:
 class FloodLogThrottle(logging.Filter):
     """Lets one "Too many open files" record through per `interval` seconds, noting how many it held back.
 
-    Also its aftermath: asyncio schedules a retry of accept() for every failure, and those that fire after the server
-    closed (at shutdown, thousands after a flood) each log an "Invalid file descriptor" traceback. And malformed HTTP
-    requests (a URL over 8 KiB, a garbage request line), which aiohttp answers with 400 but logs as an ERROR with a
-    traceback each: any client could fill the disk with them, so they become one warning line, throttled alike.
+    Also malformed HTTP requests (a URL over 8 KiB, a garbage request line), which aiohttp answers with 400 but logs
+    as an ERROR with a traceback each: any client could fill the disk with them, so they become one warning line,
+    throttled alike. Our own records name their kind (`extra={"flood": KIND}`), e.g. `bot/accepting.py`'s.
     """
 
     def __init__(self, interval: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -173,13 +158,13 @@ class FloodLogThrottle(logging.Filter):
 
 
 def _flood_kind(record: logging.LogRecord) -> str | None:
+    if isinstance(kind := getattr(record, "flood", None), str):
+        return kind
     error = record.exc_info[1] if record.exc_info else None
     if isinstance(error, HttpProcessingError):
         return MALFORMED
     if isinstance(error, OSError) and error.errno in OUT_OF_FILES:
         return "out of files"
-    if isinstance(error, ValueError) and "_start_serving" in str(record.msg):
-        return "stale accept retry"
     return None
 
 

@@ -35,7 +35,7 @@ def load(given: str | None, *, secrets: bool = True) -> Config:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from bot.program import CannotListen, Running, serve
+    from bot.program import CannotListen, Running, run_serve
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = load(args.config)
@@ -51,7 +51,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"  resumed {where.resumed} pending question(s) from the store", flush=True)
 
     try:
-        anyio.run(lambda: serve(config, on_ready=ready))
+        run_serve(config, on_ready=ready)
     except CannotListen as error:
         print(f"handraise: {error}", file=sys.stderr)
         return 1

@@ -261,22 +261,6 @@ async def test_the_kernel_queues_thousands_of_connections_for_a_burst_of_agents(
     assert queued == min(LISTEN_BACKLOG, somaxconn) > 128
 
 
-def test_accept_retries_firing_after_the_server_closed_are_throttled_too(caplog: pytest.LogCaptureFixture) -> None:
-    throttle = FloodLogThrottle(5.0, clock=lambda: 0.0)
-    logger = logging.getLogger("asyncio")
-    logger.addFilter(throttle)
-    message = "Exception in callback BaseSelectorEventLoop._start_serving(...)"
-    try:
-        with caplog.at_level(logging.ERROR, logger="asyncio"):
-            for _ in range(100):
-                error = ValueError("Invalid file descriptor: -1")
-                logger.error(message, exc_info=(ValueError, error, None))
-            out_of_files_record(logger)
-    finally:
-        logger.removeFilter(throttle)
-    assert [record.getMessage() for record in caplog.records] == [message, "socket.accept() out of system resource"]
-
-
 async def test_serve_refuses_malformed_requests_with_one_warning_line_not_a_traceback_each(tmp_path: Path) -> None:
     """A URL over 8 KiB: aiohttp answers 400, and `serve` once logged an ERROR traceback for each such request."""
     port = free_port()

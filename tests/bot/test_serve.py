@@ -86,3 +86,12 @@ def test_a_taken_port_stops_serve_with_one_line_and_exit_1(tmp_path: Path) -> No
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"handraise: cannot listen on 127.0.0.1:{port}: ")
     assert line.endswith("stop what is using it, or set another [server] listen")
+
+
+def test_serve_runs_on_uvloop_where_it_is_installed(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(f'[server]\nlisten = "127.0.0.1:{free_port()}"\n')
+    server, _ = start(tmp_path)
+    server.send_signal(signal.SIGTERM)
+    _, logged = server.communicate(timeout=15)
+    assert server.returncode == 0
+    assert "serving on uvloop's event loop" in logged
