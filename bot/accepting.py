@@ -51,7 +51,7 @@ class AcceptingSite(web.BaseSite):
 
     @property
     def paused(self) -> bool:
-        """Whether accepting is paused on some address, for want of files."""
+        """Whether accepting is paused on some address, for want of files (or after another failed accept())."""
         return any(listener.paused for listener in self._listeners)
 
     async def start(self) -> None:
@@ -69,6 +69,7 @@ class AcceptingSite(web.BaseSite):
     async def stop(self) -> None:
         for listener in self._listeners:
             listener.close()
+        self._listeners.clear()
         await super().stop()
 
 

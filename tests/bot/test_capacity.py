@@ -191,6 +191,20 @@ def test_asyncios_own_accept_error_report_goes_through_the_throttle(caplog: pyte
     assert [record.getMessage() for record in caplog.records] == ["socket.accept() out of system resource"]
 
 
+def test_a_record_naming_its_flood_kind_is_throttled_like_the_rest(caplog: pytest.LogCaptureFixture) -> None:
+    throttle = FloodLogThrottle(5.0, clock=lambda: 0.0)
+    logger = logging.getLogger("bot.accepting")
+    logger.addFilter(throttle)
+    try:
+        with caplog.at_level(logging.ERROR, logger="bot.accepting"):
+            for _ in range(20):
+                logger.error("accept(): Too many open files", extra={"flood": "accept paused"})
+            logger.error("something else")
+    finally:
+        logger.removeFilter(throttle)
+    assert [record.getMessage() for record in caplog.records] == ["accept(): Too many open files", "something else"]
+
+
 async def test_serve_with_few_open_files_keeps_the_inbox_and_healthz_up_through_a_flood(tmp_path: Path) -> None:
     """The issue's flood, scaled to a 256-file limit: more agents long-poll than the process has files for."""
     port = free_port()
