@@ -176,7 +176,7 @@ async def running(
 def run_serve(config: Config, *, on_ready: Callable[[Running], None] | None = None) -> None:
     """`serve` in a new event loop: uvloop's where it is installed (every platform but Windows), asyncio's elsewhere.
 
-    uvloop took 6-9 % off the CPU `serve` spends per ask and per answer (bench/RESULTS.md), and its event loop is
+    uvloop took 5-9 % off the CPU `serve` spends per ask and per answer (bench/RESULTS.md), and its event loop is
     the one thread that bounds how many requests a second `serve` takes.
     """
     use_uvloop = importlib.util.find_spec("uvloop") is not None
