@@ -70,6 +70,11 @@ def key_detail(key: str) -> str:
     return f'{{"key": {encode_basestring_ascii(key)}}}'
 
 
+def key_taken(channel: str, key: str) -> StoreError:
+    """The refusal of a delivery whose `key` another question already has on `channel` (both backends say it)."""
+    return StoreError(f"{channel} delivery key {key!r} is already used by another question")
+
+
 class Store(StoreFile):
     """The handraise SQLite store. Open with `Store.open(path)`; safe to share between threads of one process and
     between processes on one file."""
@@ -461,7 +466,7 @@ def _insert_delivery(db: sqlite3.Connection, question_id: str, channel: str, key
     except sqlite3.IntegrityError as error:
         if error.sqlite_errorcode == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
             raise StoreError(f"no question {question_id} in the store") from None
-        raise StoreError(f"{channel} delivery key {key!r} is already used by another question") from None
+        raise key_taken(channel, key) from None
 
 
 def _require_exists(db: sqlite3.Connection, id: str) -> None:

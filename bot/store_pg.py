@@ -35,7 +35,15 @@ from bot.records import (
     Resolution,
     utc_now,
 )
-from bot.store import REMIND_AT_KEY, REMINDED_KEY, SEEN_EVENTS_KEPT, NewDelivery, asked_detail, key_detail
+from bot.store import (
+    REMIND_AT_KEY,
+    REMINDED_KEY,
+    SEEN_EVENTS_KEPT,
+    NewDelivery,
+    asked_detail,
+    key_detail,
+    key_taken,
+)
 from bot.store_pg_groups import (
     ADD_DELIVERIES,
     CREATE_QUESTIONS,
@@ -459,7 +467,7 @@ class PostgresStore(PostgresConnections):
         def refused(error: psycopg.Error) -> StoreError | None:
             if isinstance(error, psycopg.errors.UniqueViolation):  # a delivery's key: the question id is DO NOTHING
                 channel, key = (restore(value) for value in rows[0][8:10])
-                return StoreError(f"{channel} delivery key {key!r} is already used by another question")
+                return key_taken(channel, key)
             return None
 
         made = await self._group(CREATE_QUESTIONS, rows, refused)
@@ -469,7 +477,7 @@ class PostgresStore(PostgresConnections):
         def refused(error: psycopg.Error) -> StoreError | None:
             question_id, channel, key = (restore(value) for value in rows[0][:3])
             if isinstance(error, psycopg.errors.UniqueViolation):
-                return StoreError(f"{channel} delivery key {key!r} is already used by another question")
+                return key_taken(channel, key)
             if isinstance(error, psycopg.errors.ForeignKeyViolation):
                 return StoreError(f"no question {question_id} in the store")
             return None
