@@ -34,7 +34,7 @@ import api_floor_pg
 from aiohttp import web
 from serving import cpu_seconds, free_port, in_parallel, inbox_token, start_python, start_serve
 
-from bot.store_sync import DurabilityBarrier
+from bot.store.sqlite.sync import DurabilityBarrier
 
 CONCURRENCY = 32
 URL_ENV = "HANDRAISE_DATABASE_URL"

@@ -19,7 +19,7 @@ from aiohttp import web
 from psycopg_pool import AsyncConnectionPool
 from serving import cpu_seconds
 
-from bot.store_pg import PostgresStore
+from bot.store.postgres.store import PostgresStore
 from tests.postgres_server import PostgresServer, server_binaries
 
 POOL_SIZE: int = inspect.signature(PostgresStore.open).parameters["max_connections"].default

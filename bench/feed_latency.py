@@ -21,7 +21,7 @@ import aiohttp
 
 from bot.config import parse_config
 from bot.program import Running, running
-from bot.store_pg import PostgresStore
+from bot.store.postgres.store import PostgresStore
 from core import AskUserQuestionAnswerItem
 from tests.postgres_server import PostgresServer, server_binaries
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import aiohttp
 from serving import free_port, inbox_token, start_serve
 
-from bot.store import Store
+from bot.store.sqlite.store import Store
 
 ASK_CONCURRENCY = 32
 ANSWER_CONCURRENCY = 32

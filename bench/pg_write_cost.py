@@ -22,8 +22,8 @@ from typing import Any
 import api_floor_pg
 import psycopg
 
-from bot.records import QuestionRecord
-from bot.store_pg import PostgresStore
+from bot.store.postgres.store import PostgresStore
+from bot.store.records import QuestionRecord
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem
 
 VARIANTS: dict[str, str] = {

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from serving import free_port, start_serve
 
-from bot.records import QuestionRecord
-from bot.store import Store
+from bot.store.records import QuestionRecord
+from bot.store.sqlite.store import Store
 from core import AskUserQuestionItem
 
 

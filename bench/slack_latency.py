@@ -27,15 +27,15 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.signature import SignatureVerifier
 
-from bot.channel import install_channel
-from bot.clock import SystemClock
-from bot.ledger import Ledger
-from bot.routing import Router
+from bot.channels.base import install_channel
+from bot.questions.clock import SystemClock
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Router
 from bot.slack.channel import SlackChannel
 from bot.slack.http import events_handler
 from bot.slack.settings import SlackSettings, SlackSubscription
 from bot.slack.transport import make_client
-from bot.store_interface import SqliteStore
+from bot.store.sqlite.async_store import SqliteStore
 from core import AgentRegistry, AskUserQuestionItem, AskUserQuestionRequest, Context, UserQuestionService
 
 SECRET = "bench-signing-secret"

@@ -15,9 +15,10 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from bot.records import QuestionRecord
-from bot.store_interface import AsyncStore, SqliteStore
-from bot.store_pg import PostgresStore
+from bot.store.interface import AsyncStore
+from bot.store.postgres.store import PostgresStore
+from bot.store.records import QuestionRecord
+from bot.store.sqlite.async_store import SqliteStore
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem
 from tests.postgres_server import PostgresServer, server_binaries
 

@@ -25,11 +25,11 @@ from aiohttp import web
 from latency import print_overhead
 from telegram import Update
 
-from bot.channel import install_channel
-from bot.clock import SystemClock
-from bot.ledger import Ledger
-from bot.routing import Router
-from bot.store_interface import SqliteStore
+from bot.channels.base import install_channel
+from bot.questions.clock import SystemClock
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Router
+from bot.store.sqlite.async_store import SqliteStore
 from bot.telegram.channel import TelegramChannel
 from bot.telegram.settings import TelegramSettings, TelegramSubscription
 from bot.telegram.transport import make_bot

@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the channels, the web inbox and the HTTP API")
     serve.add_argument("--config", help=CONFIG_HELP)
-    _runs(serve, "bot.config_commands:run")
+    _runs(serve, "bot.commands:run")
 
     ask = commands.add_parser("ask", help="ask from a shell and print the answer JSON")
     ask.add_argument("question", nargs="?", help="the question (omit with --json)")
@@ -51,14 +51,14 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", metavar="FILE", help="the whole request body as JSON ('-' for stdin)")
     _server_flag(ask)
     ask.add_argument("--timeout", help="give up (and cancel the question) after this long, e.g. 30m")
-    _runs(ask, "bot.asking:run_ask")
+    _runs(ask, "bot.clients.ask:run_ask")
 
     routes = commands.add_parser("routes", help="show which answerers would take an agent's questions, and why")
     routes.add_argument("--config")
     routes.add_argument("--agent", help="agent id (omit for an agentless request)")
     routes.add_argument("--name", help="agent display name")
     routes.add_argument("--label", action="append", default=[], help="key=value (repeat)")
-    _runs(routes, "bot.config_commands:run")
+    _runs(routes, "bot.commands:run")
 
     history = commands.add_parser("history", help="show the audit log of answers, cancellations and expiries")
     history.add_argument("--config")
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--question", help="only this question")
     history.add_argument("--limit", type=int, default=200)
     history.add_argument("--json", action="store_true", help="one JSON object per line")
-    _runs(history, "bot.config_commands:run")
+    _runs(history, "bot.commands:run")
     mcp = commands.add_parser(
         "mcp",
         help="an MCP server on stdin/stdout for Claude Desktop, Cursor and other MCP clients",
@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     module_name, _, function_name = str(args.run).partition(":")
     command = getattr(importlib.import_module(module_name), function_name)
-    from bot.asking import BadInput
+    from bot.clients.ask import BadInput
 
     try:
         return int(command(args))

@@ -17,45 +17,28 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from bot.errors import BotErrorCode, HandraiseError
-from bot.settings import BotSettings as BotSettings
-from bot.settings import ChannelSettings as ChannelSettings
-from bot.settings import EnvName as EnvName
-from bot.settings import FieldProblem as FieldProblem
-from bot.settings import Glob as Glob
-from bot.settings import ServerSettings as ServerSettings
-from bot.settings import StoreSettings as StoreSettings
-from bot.settings import Subscription as Subscription
-from bot.settings import quote_value as _q
+from bot.settings.errors import ConfigError
+from bot.settings.secrets import env_problem
+from bot.settings.tables import BotSettings as BotSettings
+from bot.settings.tables import ChannelSettings as ChannelSettings
+from bot.settings.tables import EnvName as EnvName
+from bot.settings.tables import FieldProblem as FieldProblem
+from bot.settings.tables import Glob as Glob
+from bot.settings.tables import ServerSettings as ServerSettings
+from bot.settings.tables import StoreSettings as StoreSettings
+from bot.settings.tables import Subscription as Subscription
+from bot.settings.tables import quote_value as _q
 
 if TYPE_CHECKING:
-    from bot.kind import KindRegistry
-    from bot.settings import Config as Config
+    from bot.channels.kind import KindRegistry
+    from bot.settings.tables import Config as Config
 else:
     from bot.kinds import KINDS
 
     Config = KINDS.config_model()
-    """The config file's model: `bot.settings.Config` with one table per registered channel kind."""
+    """The config file's model: `bot.settings.tables.Config` with one table per registered channel kind."""
 
 Loc = tuple[str | int, ...]
-
-
-class ConfigError(HandraiseError):
-    """A configuration the bot refuses to run with; `str()` is one line: `path:line: key: what is wrong; what to do`."""
-
-    code = BotErrorCode.BAD_CONFIG
-
-    def __init__(self, message: str, *, path: str | None = None, key: str | None = None, line: int | None = None):
-        super().__init__(message)
-        self.path = path
-        self.key = key
-        self.line = line
-
-    def __str__(self) -> str:
-        where = self.path or ""
-        if self.line is not None:
-            where = f"{where}:{self.line}" if where else f"line {self.line}"
-        return ": ".join(part for part in (where, self.key, self.message) if part)
 
 
 def load_config(
@@ -113,30 +96,13 @@ def parse_config(
     env = os.environ if environ is None else environ
     # Commands that only read the config (routes, history) need no secrets; serve and ask-time code do.
     for loc, name in required_environment(config) if check_environment else ():
-        if problem := _env_problem(name, env, noun=str(loc[-1]).removesuffix("_env").rsplit("_", 1)[-1]):
+        if problem := env_problem(name, env, noun=str(loc[-1]).removesuffix("_env").rsplit("_", 1)[-1]):
             raise _error(problem, loc, text, path)
     base = os.path.dirname(os.path.abspath(path)) if path is not None else os.getcwd()
     if config.store.path == ":memory:":  # SQLite's in-memory database is not a file
         return config
     path = os.path.normpath(os.path.join(base, os.path.expanduser(config.store.path)))
     return config.model_copy(update={"store": config.store.model_copy(update={"path": path})})
-
-
-def resolve_secret(env_name: str, environ: Mapping[str, str] | None = None) -> str:
-    """The secret in environment variable `env_name`; raises ConfigError when it is unset or empty."""
-    env = os.environ if environ is None else environ
-    if problem := _env_problem(env_name, env, noun="secret"):
-        raise ConfigError(problem)
-    return env[env_name]
-
-
-def _env_problem(name: str, environ: Mapping[str, str], *, noun: str) -> str | None:
-    value = environ.get(name)
-    if value is None:
-        return f"environment variable {name} is not set; export it (the {noun} itself never goes in the file)"
-    if not value.strip():
-        return f"environment variable {name} is empty; export the {noun} in it"
-    return None
 
 
 def required_environment(config: Config, kinds: KindRegistry | None = None) -> Iterator[tuple[Loc, str]]:

@@ -12,14 +12,23 @@ from enum import StrEnum
 
 
 class BotErrorCode(StrEnum):
-    """Stable codes of the bot's failures; a `StrEnum`, so `error.code == "BAD_CONFIG"` holds for plain strings."""
+    """Stable codes of the bot's own failures; a `StrEnum`, so `error.code == "BAD_CONFIG"` holds for plain strings.
+
+    A channel's own codes (`SLACK_RENDER`, `IMAP_FAILED`) live in that channel's package, in a `StrEnum` of its own.
+    """
 
     BAD_CONFIG = "BAD_CONFIG"
     """The config file (or an environment variable it names) cannot be used."""
     BAD_INPUT = "BAD_INPUT"
     """A command-line flag or file cannot be used."""
     STORE = "STORE"
-    """The SQLite store cannot do what was asked."""
+    """The store (SQLite or PostgreSQL) cannot do what was asked."""
+    STORE_UNAVAILABLE = "STORE_UNAVAILABLE"
+    """The store cannot be read or written right now (a full disk, a database that went away); nothing was recorded."""
+    LEASE_LOST = "LEASE_LOST"
+    """A replica's lease ran out and another replica took some of its questions: it stops rather than run them twice."""
+    STOPPING = "STOPPING"
+    """`serve` is stopping and takes no new question."""
     UNKNOWN_QUESTION = "UNKNOWN_QUESTION"
     """No question has that id (a forged or mistyped reference)."""
     BAD_ANSWER = "BAD_ANSWER"
@@ -32,26 +41,12 @@ class BotErrorCode(StrEnum):
     """A channel could not show a question (also a `UserQuestionError` code the agent sees)."""
     UNREACHABLE = "UNREACHABLE"
     """The handraise server could not be reached."""
-    SLACK_CALL_FAILED = "SLACK_CALL_FAILED"
-    """A Slack Web API call failed; the error names Slack's own code."""
-    SLACK_RENDER = "SLACK_RENDER"
-    """A question cannot be shown as a Slack message."""
-    SLACK_PAYLOAD = "SLACK_PAYLOAD"
-    """A Slack payload is malformed or not about one of our questions."""
-    TELEGRAM_CALL_FAILED = "TELEGRAM_CALL_FAILED"
-    """A Telegram Bot API call failed; the error names Telegram's description."""
-    TELEGRAM_RENDER = "TELEGRAM_RENDER"
-    """A question cannot be shown as a Telegram message."""
     UNREADABLE_REPLY = "UNREADABLE_REPLY"
     """What a person sent cannot be read as an answer."""
-    IMAP_FAILED = "IMAP_FAILED"
-    """The IMAP server refused something or went away."""
-    SECRET_TOO_WEAK = "SECRET_TOO_WEAK"
-    """A secret is too short to keep tokens unguessable."""
     BAD_CHANNEL_KIND = "BAD_CHANNEL_KIND"
     """A channel kind is registered incompletely or twice."""
     BAD_JSON = "BAD_JSON"
-    """An ask body is not JSON, or nests too deeply (bot.validation)."""
+    """An ask body is not JSON, or nests too deeply (bot.questions.validation)."""
     TOO_LARGE = "TOO_LARGE"
     """An ask body is over 1 MiB."""
     BAD_REQUEST = "BAD_REQUEST"
@@ -66,9 +61,9 @@ class HandraiseError(Exception):
     Subclasses set a class-level `code`; a caller may give a more specific one.
     """
 
-    code: BotErrorCode = BotErrorCode.BAD_INPUT
+    code: str = BotErrorCode.BAD_INPUT
 
-    def __init__(self, message: str, code: BotErrorCode | None = None) -> None:
+    def __init__(self, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         if code is not None:

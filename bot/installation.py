@@ -8,14 +8,16 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from bot.channel import Channel, install_channel
-from bot.clock import Clock, SystemClock
-from bot.config import Config, ConfigError
-from bot.kind import BuildContext
+from bot.channels.base import Channel, install_channel
+from bot.channels.kind import BuildContext
+from bot.config import Config
 from bot.kinds import KINDS
-from bot.ledger import Ledger
-from bot.routing import Router
-from bot.store_interface import AsyncStore, SqliteStore
+from bot.questions.clock import Clock, SystemClock
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Router
+from bot.settings.errors import ConfigError
+from bot.store.interface import AsyncStore
+from bot.store.sqlite.async_store import SqliteStore
 from core import Context, PluginHandle
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,7 @@ def build_channels(config: Config, ledger: Ledger, environ: Mapping[str, str] | 
     Raises ConfigError for a channel this version cannot run, or one whose secrets are missing.
     """
     channels: list[Channel] = []
+    context = BuildContext(ledger, environ, KINDS.titles)
     for name in config.answerers:
         kind, settings = KINDS.get(name), config.channel(name)
         if kind is None or settings is None:
@@ -66,7 +69,7 @@ def build_channels(config: Config, ledger: Ledger, environ: Mapping[str, str] | 
                 f"bot.answerers: the {name} channel is not available in this version of handraise yet; "
                 f"remove it from bot.answerers (or its [{name}] table) to run with the others"
             )
-        channels.append(kind.build(settings, BuildContext(ledger, environ)))
+        channels.append(kind.build(settings, context))
     return channels
 
 

@@ -5,8 +5,8 @@ The order is the default waterfall order (when `bot.answerers` does not say othe
 
 from __future__ import annotations
 
+from bot.channels.kind import KindRegistry
 from bot.email.kind import EMAIL
-from bot.kind import KindRegistry
 from bot.slack.kind import SLACK
 from bot.telegram.kind import TELEGRAM
 from bot.web.kind import WEB

@@ -14,25 +14,27 @@ from dataclasses import dataclass
 import anyio
 from aiohttp import web
 
-from bot.accepting import AcceptingSite
-from bot.api import BearerAuth, add_api_routes
-from bot.capacity import LISTEN_BACKLOG, WaitingCap, raise_open_files_limit, throttle_flood_logs
-from bot.change_feed import FeedTiming, change_feed
-from bot.channel import Channel
-from bot.clock import Clock
-from bot.config import Config, resolve_secret
+from bot.api.accepting import AcceptingSite
+from bot.api.capacity import LISTEN_BACKLOG, WaitingCap, raise_open_files_limit, throttle_flood_logs
+from bot.api.guards import OwnHosts, request_guards
+from bot.api.remote import RemoteQuestions
+from bot.api.routes import BearerAuth, add_api_routes
+from bot.channels.base import Channel
+from bot.config import Config
 from bot.errors import BotErrorCode, HandraiseError
-from bot.http_guards import OwnHosts, request_guards
 from bot.installation import Installation, install
 from bot.mcp_server.http import McpEndpoint
 from bot.mcp_server.relay import ProgramRelay
 from bot.mcp_server.tools import QuestionTools, Timing
-from bot.records import QuestionRecord
-from bot.remote import RemoteQuestions
-from bot.replica import LeaseLost, Replica, replica_for
-from bot.store_interface import AsyncStore
-from bot.store_open import open_store
-from bot.tasks import TaskBag
+from bot.questions.clock import Clock
+from bot.questions.tasks import TaskBag
+from bot.replicas.feed import FeedTiming
+from bot.replicas.for_store import change_feed, replica_for
+from bot.replicas.replica import LeaseLost, Replica
+from bot.settings.secrets import resolve_secret
+from bot.store.interface import AsyncStore
+from bot.store.open import open_store
+from bot.store.records import QuestionRecord
 from core import AgentRegistry, Context, ErrorCode, UserQuestionService
 
 log = logging.getLogger(__name__)

@@ -28,8 +28,8 @@ except ImportError as missing:  # pragma: no cover - depends on the installed ex
         "bot.claude.agent_sdk needs the Claude Agent SDK: pip install 'handraise[claude]'", name=missing.name
     ) from missing
 
-from bot.agent_client import Agent, HandraiseClient
 from bot.claude import translate
+from bot.clients.agent import Agent, HandraiseClient
 from core import UserQuestionError
 
 

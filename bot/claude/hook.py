@@ -21,10 +21,10 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from bot.asking import BadInput, parse_labels
 from bot.claude import translate
-from bot.client import ApiClient, Reply, Unreachable
-from bot.duration_text import parse_duration
+from bot.clients.ask import BadInput, parse_labels
+from bot.clients.http import ApiClient, Reply, Unreachable
+from bot.settings.duration_text import parse_duration
 
 HOOK_TIMEOUT_SECONDS = 3600
 """The `timeout` that `claude-hook install` writes into the hook entries (Claude Code's own default is 600 s)."""

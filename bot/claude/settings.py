@@ -18,8 +18,8 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from bot.asking import BadInput, parse_labels
 from bot.claude.hook import HOOK_TIMEOUT_SECONDS
+from bot.clients.ask import BadInput, parse_labels
 
 ENTRIES = (("PreToolUse", "AskUserQuestion"), ("PermissionRequest", "*"))
 """Where handraise hooks in: AskUserQuestion before it runs, and every permission prompt."""

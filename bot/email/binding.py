@@ -19,7 +19,8 @@ from email.message import Message
 from email.utils import getaddresses
 from typing import Literal
 
-from bot.errors import BotErrorCode, HandraiseError
+from bot.email.errors import EmailErrorCode
+from bot.errors import HandraiseError
 
 TOKEN_BYTES = 12
 """96 bits of HMAC output (past the 80 the design asks for): 20 base32 characters once the padding is dropped."""
@@ -37,7 +38,7 @@ MatchedBy = Literal["address", "references", "subject"]
 class SecretTooWeak(HandraiseError, ValueError):
     """The token secret is too short to keep tokens unguessable."""
 
-    code = BotErrorCode.SECRET_TOO_WEAK
+    code = EmailErrorCode.SECRET_TOO_WEAK
 
 
 @dataclass(frozen=True)

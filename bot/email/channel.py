@@ -18,8 +18,8 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.channel import Channel, DeliveryError, Sent
-from bot.config import ConfigError, resolve_secret
+from bot.channels.base import Channel, DeliveryError, Sent
+from bot.channels.replies import Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
 from bot.email.binding import ReplyBinding, SecretTooWeak
 from bot.email.classify import header, headers, refusal, sender_address
 from bot.email.parse import parse_reply
@@ -40,9 +40,10 @@ from bot.email.render import (
 )
 from bot.email.settings import EmailSettings, EmailSubscription
 from bot.email.transport import ImapWatcher, MailSender, SmtpSender
-from bot.records import Delivery, QuestionRecord
-from bot.replies import Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
-from bot.routing import Route
+from bot.questions.routing import Route
+from bot.settings.errors import ConfigError
+from bot.settings.secrets import resolve_secret
+from bot.store.records import Delivery, QuestionRecord
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from email.message import Message
 from email.utils import getaddresses, parseaddr
 from typing import Literal
 
-from bot.replies import is_allowed
+from bot.channels.replies import is_allowed
 
 Refusal = Literal["auto-reply", "bounce", "receipt", "own-mail", "sender-not-allowed", "not-authenticated"]
 

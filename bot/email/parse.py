@@ -21,7 +21,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from bot.replies import ReplyError
+from bot.channels.replies import ReplyError
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionOption
 
 _OPTION_NUMBER = re.compile(r"(?:#|(?:option|opt\.?|choice|no\.?|nr\.?|number)\s*#?)?\s*(\d{1,6})\s*[.):]?", re.I)

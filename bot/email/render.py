@@ -17,7 +17,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from urllib.parse import quote
 
-from bot.records import QuestionRecord
+from bot.store.records import QuestionRecord
 from core import AskUserQuestionAnswer, AskUserQuestionItem
 
 SUBJECT_PREFIX = "[handraise]"

@@ -16,7 +16,7 @@ from typing import Protocol
 import aiosmtplib
 import anyio
 
-from bot.channel import DeliveryError
+from bot.channels.base import DeliveryError
 from bot.email.settings import SmtpSettings
 
 log = logging.getLogger(__name__)

@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from bot.durations import Duration
-from bot.settings import ChannelSettings, EnvName, FieldProblem, Subscription, Table, non_empty, shaped
+from bot.settings.durations import Duration
+from bot.settings.tables import ChannelSettings, EnvName, FieldProblem, Subscription, Table, non_empty, shaped
 
 EmailAddress = Annotated[
     str, shaped(r"[^@\s]+@[^@\s]+\.[^@\s.]+", 'is not an email address; write e.g. "oncall@example.org"')

@@ -19,10 +19,11 @@ from typing import Any
 import aioimaplib
 import anyio
 
+from bot.email.errors import EmailErrorCode
 from bot.email.sending import MailSender as MailSender
 from bot.email.sending import SmtpSender as SmtpSender
 from bot.email.settings import ImapSettings
-from bot.errors import BotErrorCode, HandraiseError
+from bot.errors import HandraiseError
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ _LOST = b"handraise: connection lost"
 class ImapError(HandraiseError):
     """The IMAP server refused something or went away; the watcher reconnects."""
 
-    code = BotErrorCode.IMAP_FAILED
+    code = EmailErrorCode.IMAP_FAILED
 
 
 MessageHandler = Callable[[bytes], Awaitable[bool]]

@@ -6,7 +6,7 @@ to ASGI, a small bridge hands each aiohttp request to the session manager as one
 in through `receive`, the response (JSON, or an SSE stream carrying progress) streams out through `send` into an
 aiohttp `StreamResponse`. The manager's own task group runs for the program's lifetime (`running()`), so sessions
 outlive the single request that opened them, as the transport expects. The bearer-token rule is the API's
-(`bot.api.bearer_auth` covers /mcp as it covers /v1).
+(`bot.api.routes.bearer_auth` covers /mcp as it covers /v1).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from aiohttp import web
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from bot.api import MAX_BODY_BYTES, error_response
+from bot.api.routes import MAX_BODY_BYTES, error_response
 from bot.mcp_server.tools import QuestionTools
 
 PATH = "/mcp"

@@ -1,6 +1,6 @@
 """Where the MCP tools send their questions: the running `serve` over HTTP (stdio), or the program itself (/mcp).
 
-Both speak the HTTP API's question JSON (`bot.api.question_json`) and raise `UserQuestionError` with the seam's
+Both speak the HTTP API's question JSON (`bot.api.routes.question_json`) and raise `UserQuestionError` with the seam's
 codes, or NOT_FOUND / ALREADY_RESOLVED / UNREACHABLE, so the tools behave the same over either transport.
 """
 
@@ -11,11 +11,11 @@ from typing import Any, Protocol
 
 import anyio
 
-from bot.api import question_json
-from bot.client import ApiClient, Reply, Unreachable
-from bot.ledger import Ledger, UnknownQuestion
-from bot.records import AgentRef
-from bot.remote import RemoteQuestions
+from bot.api.remote import RemoteQuestions
+from bot.api.routes import question_json
+from bot.clients.http import ApiClient, Reply, Unreachable
+from bot.questions.ledger import Ledger, UnknownQuestion
+from bot.store.records import AgentRef
 from core import AskUserQuestionItem, UserQuestionError
 
 

@@ -16,8 +16,8 @@ import anyio
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from bot.asking import BadInput, parse_labels
-from bot.client import ApiClient
+from bot.clients.ask import BadInput, parse_labels
+from bot.clients.http import ApiClient
 from bot.mcp_server.relay import HttpRelay
 from bot.mcp_server.tools import MAX_WAIT_SECONDS, QuestionTools, Timing
 

@@ -29,10 +29,10 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from bot.client import compact_answer
+from bot.clients.http import compact_answer
 from bot.mcp_server.relay import QuestionRelay
-from bot.records import AgentRef
-from bot.validation import RequestRefused, check_ask_payload
+from bot.questions.validation import RequestRefused, check_ask_payload
+from bot.store.records import AgentRef
 from core import AskUserQuestionItem, AskUserQuestionTool, UserQuestionError, parse_questions
 
 MAX_WAIT_SECONDS = 300.0

@@ -6,13 +6,14 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.channel import install_channel
-from bot.clock import Clock, SystemClock
-from bot.ledger import Ledger
-from bot.routing import Router
+from bot.channels.base import install_channel
+from bot.questions.clock import Clock, SystemClock
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Router
 from bot.slack.channel import SlackChannel
 from bot.slack.settings import SlackSettings
-from bot.store_interface import AsyncStore, SqliteStore
+from bot.store.interface import AsyncStore
+from bot.store.sqlite.async_store import SqliteStore
 from core import Context
 
 

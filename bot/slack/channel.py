@@ -22,11 +22,10 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.channel import Channel, DeliveryError, Sent
-from bot.config import resolve_secret
-from bot.records import Delivery, QuestionRecord
-from bot.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
-from bot.routing import Route
+from bot.channels.base import Channel, DeliveryError, Sent
+from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
+from bot.questions.routing import Route
+from bot.settings.secrets import resolve_secret
 from bot.slack import ids
 from bot.slack.http import events_handler
 from bot.slack.metadata import posted_question, question_metadata
@@ -60,6 +59,7 @@ from bot.slack.settings import SlackSettings, SlackSubscription
 from bot.slack.targets import message_link, targets
 from bot.slack.threads import Place, Threads
 from bot.slack.transport import SlackCallError, SlackTransport, make_client
+from bot.store.records import Delivery, QuestionRecord
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.records import QuestionRecord
 from bot.slack import ids
 from bot.slack.blocks import (
     MAX_INPUT_LABEL,
@@ -26,6 +25,7 @@ from bot.slack.blocks import (
     section,
 )
 from bot.slack.render import RenderError, choice_element, control_for, is_batch, option_object
+from bot.store.records import QuestionRecord
 from core import AskUserQuestionItem
 
 View = dict[str, Any]

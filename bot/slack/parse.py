@@ -12,9 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.channels.replies import ReplyError
 from bot.errors import BotErrorCode, HandraiseError
-from bot.replies import ReplyError
 from bot.slack import ids
+from bot.slack.errors import SlackErrorCode
 from bot.slack.render import answers_at_once, is_batch_of
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
@@ -24,7 +25,7 @@ Items = dict[str, AskUserQuestionAnswerItem]
 class ParseError(HandraiseError, ValueError):
     """A payload that is malformed or not about one of our questions (logged, never shown as an answer)."""
 
-    code = BotErrorCode.SLACK_PAYLOAD
+    code = SlackErrorCode.PAYLOAD
 
 
 # --- block_actions ---------------------------------------------------------------------------------------------------

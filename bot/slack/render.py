@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from bot.approvals import progress
-from bot.errors import BotErrorCode, HandraiseError
-from bot.records import AgentRef, QuestionRecord
+from bot.errors import HandraiseError
+from bot.questions.approvals import progress
 from bot.slack import ids
 from bot.slack.blocks import (
     ELLIPSIS,
@@ -42,6 +41,8 @@ from bot.slack.blocks import (
     split_escaped,
     units,
 )
+from bot.slack.errors import SlackErrorCode
+from bot.store.records import AgentRef, QuestionRecord
 from core import AskUserQuestionItem
 
 Control = Literal["none", "buttons", "radio", "select", "checkboxes", "multi_select"]
@@ -58,7 +59,7 @@ _SLACK_ID = re.compile(r"[UWS][A-Z0-9]{2,}")
 class RenderError(HandraiseError, ValueError):
     """The question cannot be shown in Slack: over 100 options, or too many questions for one message."""
 
-    code = BotErrorCode.SLACK_RENDER
+    code = SlackErrorCode.RENDER
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from bot.settings import ChannelSettings, EnvName, FieldProblem, Subscription, quote_value, shaped
+from bot.settings.tables import ChannelSettings, EnvName, FieldProblem, Subscription, quote_value, shaped
 
 _q = quote_value
 

@@ -8,11 +8,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent_places import AgentPlaces
-from bot.ledger import Ledger
-from bot.records import Delivery, QuestionRecord
+from bot.channels.agent_places import AgentPlaces
+from bot.questions.ledger import Ledger
 from bot.slack.ids import SlackRef
 from bot.slack.settings import SlackSubscription
+from bot.store.records import Delivery, QuestionRecord
 
 OPEN_QUESTIONS_SCANNED = 1_000_000
 

@@ -23,7 +23,8 @@ from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryInterv
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from bot.errors import BotErrorCode, HandraiseError
+from bot.errors import HandraiseError
+from bot.slack.errors import SlackErrorCode
 from bot.slack.render import SlackMessage
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class SlackCallError(HandraiseError):
     """A Web API call failed: `slack_error` is Slack's error (`channel_not_found`, `not_in_channel`, …) or
     `connection_failed` / `timeout` when Slack could not be reached."""
 
-    code = BotErrorCode.SLACK_CALL_FAILED
+    code = SlackErrorCode.CALL_FAILED
 
     def __init__(self, method: str, slack_error: str, detail: str | None = None) -> None:
         super().__init__(f"{method}: {slack_error}" + (f" ({detail})" if detail else ""))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.lazy_names import lazy_names
+from bot.channels.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from bot.telegram.channel import TelegramChannel as TelegramChannel

@@ -17,11 +17,11 @@ import anyio
 from aiohttp import web
 from telegram import Bot, CallbackQuery, Message, Update, User
 
-from bot.channel import Channel, DeliveryError, Sent
-from bot.config import resolve_secret
-from bot.records import Delivery, QuestionRecord
-from bot.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
-from bot.routing import Route
+from bot.channels.base import Channel, DeliveryError, Sent
+from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
+from bot.questions.routing import Route
+from bot.settings.secrets import resolve_secret
+from bot.store.records import Delivery, QuestionRecord
 from bot.telegram import keys, updates
 from bot.telegram.parse import (
     Chosen,

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from bot.kind import BuildContext, ChannelKind, Secret
+from bot.channels.kind import BuildContext, ChannelKind, Secret
 from bot.telegram.settings import TelegramSettings
 
 if TYPE_CHECKING:
-    from bot.channel import Channel
+    from bot.channels.base import Channel
 
 
 def _secrets(settings: TelegramSettings) -> Iterator[Secret]:

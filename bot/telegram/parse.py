@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.records import QuestionRecord
-from bot.replies import ReplyError
+from bot.channels.replies import ReplyError
+from bot.store.records import QuestionRecord
 from bot.telegram import keys
 from bot.telegram.render import current_question
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem

@@ -14,10 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bot.approvals import progress
-from bot.errors import BotErrorCode, HandraiseError
-from bot.records import QuestionRecord
+from bot.errors import HandraiseError
+from bot.questions.approvals import progress
+from bot.store.records import QuestionRecord
 from bot.telegram import keys
+from bot.telegram.errors import TelegramErrorCode
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
 MAX_TEXT = 4096
@@ -47,7 +48,7 @@ Button = tuple[str, str]
 class RenderError(HandraiseError, ValueError):
     """The request cannot be shown in Telegram: too many questions, or a question with too many options."""
 
-    code = BotErrorCode.TELEGRAM_RENDER
+    code = TelegramErrorCode.RENDER
 
 
 @dataclass(frozen=True)

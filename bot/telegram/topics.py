@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.agent_places import AgentPlaces
+from bot.channels.agent_places import AgentPlaces
 
 
 class TelegramRef(BaseModel):

@@ -26,7 +26,8 @@ from telegram import (
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError, TimedOut
 
-from bot.errors import BotErrorCode, HandraiseError
+from bot.errors import HandraiseError
+from bot.telegram.errors import TelegramErrorCode
 from bot.telegram.http import AiohttpRequest
 from bot.telegram.render import Button
 
@@ -55,7 +56,7 @@ class TelegramCallError(HandraiseError):
     """A Bot API call failed: `reason` is Telegram's description ("Bad Request: chat not found"), or `timeout`,
     `rate_limited`, `connection_failed` when Telegram could not be reached in time."""
 
-    code = BotErrorCode.TELEGRAM_CALL_FAILED
+    code = TelegramErrorCode.CALL_FAILED
 
     def __init__(self, method: str, reason: str) -> None:
         super().__init__(f"{method}: {reason}")

@@ -19,13 +19,13 @@ import anyio
 from aiohttp import web
 from yarl import query_to_pairs
 
-from bot.approvals import progress
-from bot.channel import Channel, Sent
-from bot.ledger import ChangeKind, Ledger
-from bot.records import Delivery, QuestionRecord
-from bot.replies import Answer, Ended, NotAllowed, Replies, Unreadable
-from bot.routing import Route, Router
-from bot.store import StoreUnavailable
+from bot.channels.base import Channel, Sent
+from bot.channels.replies import Answer, Ended, NotAllowed, Replies, Unreadable
+from bot.questions.approvals import progress
+from bot.questions.ledger import ChangeKind, Ledger
+from bot.questions.routing import Route, Router
+from bot.store.errors import StoreUnavailable
+from bot.store.records import Delivery, QuestionRecord
 from bot.web.auth import InboxAuth, redirect, secured
 from bot.web.forms import (
     FormData,
@@ -38,7 +38,7 @@ from bot.web.forms import (
 )
 from bot.web.live import LiveFeed
 from bot.web.paging import Page
-from bot.web.render import Card, render_card, render_history, render_inbox, render_message
+from bot.web.render import NO_TITLES, Card, Titles, render_card, render_history, render_inbox, render_message
 from bot.web.settings import WebSettings
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -76,9 +76,13 @@ class WebInbox(Channel):
     name = "web"
     sends_out = False
 
-    def __init__(self, ledger: Ledger, settings: WebSettings, *, token: str | None = None) -> None:
+    def __init__(
+        self, ledger: Ledger, settings: WebSettings, *, token: str | None = None, titles: Titles = NO_TITLES
+    ) -> None:
         super().__init__()
         self.settings = settings
+        self.titles = titles
+        """How people read the channels' names (the registry's titles), for who answered where."""
         self.token = token if token is not None else secrets.token_urlsafe(24)
         # Usable before it is installed (a page that only lists questions); install_channel attaches the program's.
         self.attach(Replies(self, ledger, Router([self.name], {self.name: settings.subscriptions})))
@@ -161,7 +165,11 @@ class WebInbox(Channel):
     async def _history(self, request: web.Request) -> web.StreamResponse:
         store = self.ledger.store
         records = [r for r in await store.list_questions(channel="web", limit=PAGE_LIMIT) if r.status != "pending"]
-        return _page(render_history([(record, await store.history(question_id=record.id)) for record in records]))
+        return _page(
+            render_history(
+                [(record, await store.history(question_id=record.id)) for record in records], titles=self.titles
+            )
+        )
 
     async def _inbox_page(
         self,
@@ -181,7 +189,9 @@ class WebInbox(Channel):
         listed = {card.record.id for card in leading}
         cards = leading + [await self._card(record) for record in pending if record.id not in listed]
         remembered = request.cookies.get(BY_COOKIE, "")
-        html = render_inbox(cards, csrf=self._auth.csrf, notice=notice, remembered_by=remembered, page=shown)
+        html = render_inbox(
+            cards, csrf=self._auth.csrf, notice=notice, remembered_by=remembered, page=shown, titles=self.titles
+        )
         return _page(html, status)
 
     async def _card_fragment(self, request: web.Request) -> web.StreamResponse:
@@ -191,7 +201,9 @@ class WebInbox(Channel):
         if found is None:
             return _page(render_message("No such question", "This inbox has no such question."), 404)
         remembered = request.cookies.get(BY_COOKIE, "")
-        return _page(render_card(await self._card(found[0]), csrf=self._auth.csrf, remembered_by=remembered))
+        return _page(
+            render_card(await self._card(found[0]), csrf=self._auth.csrf, remembered_by=remembered, titles=self.titles)
+        )
 
     async def _card(self, record: QuestionRecord, values: FormData | None = None, error: str | None = None) -> Card:
         return Card(record, await self.responders_for(record), values or {}, error)

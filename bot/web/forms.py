@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from bot.channels.replies import is_allowed
 from bot.errors import BotErrorCode, HandraiseError
-from bot.replies import is_allowed
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
 OTHER = "other"

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from bot.kind import BuildContext, ChannelKind, Secret
+from bot.channels.kind import BuildContext, ChannelKind, Secret
 from bot.web.settings import WebSettings
 
 if TYPE_CHECKING:
-    from bot.channel import Channel
+    from bot.channels.base import Channel
 
 
 def _secrets(settings: WebSettings) -> Iterator[Secret]:
@@ -19,7 +19,7 @@ def _secrets(settings: WebSettings) -> Iterator[Secret]:
 def _build(settings: WebSettings, context: BuildContext) -> Channel:
     from bot.web.app import WebInbox
 
-    return WebInbox(context.ledger, settings)
+    return WebInbox(context.ledger, settings, titles=context.titles)
 
 
 WEB = ChannelKind(

@@ -6,23 +6,31 @@ looks in static/inbox.css, and the page works without either.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
+from types import MappingProxyType
 
-from bot.records import AuditEvent, QuestionRecord
+from bot.store.records import AuditEvent, QuestionRecord
 from bot.web.forms import OTHER, SKIP, FormData, choice_field, first, other_field
 from bot.web.markdown import render_markdown
 from bot.web.paging import Page, render_pager
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
+Titles = Mapping[str, str]
+"""How people read each channel's name ("slack" -> "Slack"): the registry's, handed down by the program, so that
+rendering needs nothing of the registry above it. A name without a title is shown as it is."""
 
-def channel_title(name: str | None) -> str | None:
+NO_TITLES: Titles = MappingProxyType({})
+_OWN_TITLES: Titles = MappingProxyType({"api": "the API", "bot": "handraise"})
+
+
+def channel_title(name: str | None, titles: Titles) -> str | None:
     """How people read the channel an answer came through ("Slack"), or the API / handraise itself."""
-    from bot.kinds import KINDS  # the registry imports this package's kind: read it when rendering, not at import
-
-    return {"api": "the API", "bot": "handraise"}.get(name or "") or KINDS.title(name)
+    if name is None:
+        return None
+    return _OWN_TITLES.get(name) or titles.get(name) or name
 
 
 OUTCOME_WORDS = {"answered": "Answered", "cancelled": "Cancelled", "expired": "Expired", "failed": "Failed"}
@@ -56,6 +64,7 @@ def render_inbox(
     notice: str | None = None,
     remembered_by: str = "",
     page: Page | None = None,
+    titles: Titles = NO_TITLES,
 ) -> str:
     """The inbox: `cards` (one page of the pending questions, newest first, and any form sent back with an error).
 
@@ -73,7 +82,9 @@ def render_inbox(
         body.append(f'<p class="notice" role="status">{escape(notice)}</p>')
     body.append(render_pager(page, "Pages"))
     body.append(f'<div class="cards" id="pending" data-pending data-page="{page.number}">')
-    body.extend(render_card(card, csrf=csrf, remembered_by=remembered_by, page=page.number) for card in cards)
+    body.extend(
+        render_card(card, csrf=csrf, remembered_by=remembered_by, page=page.number, titles=titles) for card in cards
+    )
     body.append("</div>")
     body.append(f'<p class="empty" data-empty{"" if not cards else " hidden"}>No questions are waiting.</p>')
     body.append(render_pager(page, "More pages"))
@@ -82,17 +93,19 @@ def render_inbox(
     return _page(title, "".join(body), current="inbox")
 
 
-def render_history(entries: Sequence[tuple[QuestionRecord, Sequence[AuditEvent]]]) -> str:
+def render_history(
+    entries: Sequence[tuple[QuestionRecord, Sequence[AuditEvent]]], *, titles: Titles = NO_TITLES
+) -> str:
     """Resolved questions, newest first, each with its outcome and its audit log."""
     body = ['<div class="heading"><h1>History</h1></div>', '<div class="cards">']
     for record, events in entries:
         body.append(f'<article class="card resolved" id="{_card_id(record)}">')
         body.append(_card_head(record))
-        body.append(f'<div class="outcome" data-outcome>{render_outcome(record)}</div>')
+        body.append(f'<div class="outcome" data-outcome>{render_outcome(record, titles)}</div>')
         for item in record.questions:
             kind = "question plan-review" if item.intent else "question"
             body.append(f'<div class="{kind}">{_legend_text(item)}{_detail(item, record)}</div>')
-        body.append(_audit_log(events))
+        body.append(_audit_log(events, titles))
         body.append("</article>")
     body.append("</div>")
     if not entries:
@@ -129,7 +142,7 @@ def _count(pending: int) -> str:
 # --- one request ----------------------------------------------------------------------------------------------------
 
 
-def render_card(card: Card, *, csrf: str, remembered_by: str = "", page: int = 1) -> str:
+def render_card(card: Card, *, csrf: str, remembered_by: str = "", page: int = 1, titles: Titles = NO_TITLES) -> str:
     """A request as a form: every question in it, one submit. A resolved one shows its outcome and is disabled.
 
     `page` is the inbox page it is shown on, where the browser returns after sending the answer.
@@ -141,7 +154,7 @@ def render_card(card: Card, *, csrf: str, remembered_by: str = "", page: int = 1
         f'<article class="card{" resolved" if resolved else ""}" id="{base}" data-question="{escape(record.id)}" '
         f'data-status="{escape(record.status)}" aria-labelledby="{base}-title">',
         _card_head(record),
-        f'<div class="outcome" data-outcome role="status">{render_outcome(record) if resolved else ""}</div>',
+        f'<div class="outcome" data-outcome role="status">{render_outcome(record, titles) if resolved else ""}</div>',
         f'<div class="partial" data-partial>{render_partial_note(record)}</div>',
     ]
     if card.error is not None:
@@ -308,12 +321,12 @@ def _plan_actions(item: AskUserQuestionItem) -> str:
 # --- outcomes -------------------------------------------------------------------------------------------------------
 
 
-def render_outcome(record: QuestionRecord) -> str:
+def render_outcome(record: QuestionRecord, titles: Titles = NO_TITLES) -> str:
     """What became of a resolved question: who answered what, where and when, or why it ended."""
     if record.status == "pending":
         return ""
     word = OUTCOME_WORDS.get(record.status, record.status.capitalize())
-    via = channel_title(record.answered_via)
+    via = channel_title(record.answered_via, titles)
     who = (
         f" by {escape(record.answered_by)}" if record.answered_by and record.answered_by != record.answered_via else ""
     )
@@ -362,10 +375,10 @@ def render_partial_note(record: QuestionRecord) -> str:
     return notes
 
 
-def _audit_log(events: Sequence[AuditEvent]) -> str:
+def _audit_log(events: Sequence[AuditEvent], titles: Titles) -> str:
     rows = []
     for event in events:
-        where = f" in {escape(channel_title(event.channel) or '')}" if event.channel else ""
+        where = f" in {escape(channel_title(event.channel, titles) or '')}" if event.channel else ""
         who = f" by {escape(event.actor)}" if event.actor else ""
         rows.append(f"<li>{_time(event.at)} <span class='kind'>{escape(event.kind)}</span>{who}{where}</li>")
     return f'<details class="audit"><summary>Audit log ({len(rows)})</summary><ol>{"".join(rows)}</ol></details>'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from bot.settings import ChannelSettings, FieldProblem, Subscription
+from bot.settings.tables import ChannelSettings, FieldProblem, Subscription
 
 
 class WebSubscription(Subscription):

@@ -42,7 +42,7 @@ def payloads() -> dict[str, dict[str, Any]]:
     root = str(DOCS.parent)
     if root not in sys.path:
         sys.path.insert(0, root)
-    from bot.records import AgentRef, QuestionRecord
+    from bot.store.records import AgentRef, QuestionRecord
     from bot.telegram.render import render_outcome, render_question
     from bot.telegram.transport import keyboard
     from core import (

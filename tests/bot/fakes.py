@@ -7,13 +7,14 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel
 
-from bot.channel import Channel, DeliveryError, Sent
-from bot.clock import FakeClock
-from bot.ledger import Ledger
-from bot.records import Delivery, QuestionRecord
-from bot.routing import Route
-from bot.store import Store
-from bot.store_interface import AsyncStore, SqliteStore
+from bot.channels.base import Channel, DeliveryError, Sent
+from bot.questions.clock import FakeClock
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Route
+from bot.store.interface import AsyncStore
+from bot.store.records import Delivery, QuestionRecord
+from bot.store.sqlite.async_store import SqliteStore
+from bot.store.sqlite.store import Store
 
 
 class RecordedRef(BaseModel):

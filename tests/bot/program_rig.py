@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from bot.clock import Clock
 from bot.config import Config, parse_config
 from bot.program import Running, running
+from bot.questions.clock import Clock
 
 from .fakes import RecordingChannel
 

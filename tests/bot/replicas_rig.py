@@ -9,11 +9,11 @@ from typing import Any
 
 import aiohttp
 
-from bot.change_feed import FeedTiming
 from bot.config import parse_config
 from bot.program import Running, running
-from bot.replica_pg import PostgresReplica
-from bot.store_pg import PostgresStore
+from bot.replicas.feed import FeedTiming
+from bot.replicas.postgres import PostgresReplica
+from bot.store.postgres.store import PostgresStore
 from core import AskUserQuestionAnswerItem
 
 from .fakes import RecordingChannel

@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.records import AgentRef, QuestionRecord
-from bot.store_interface import AsyncStore
+from bot.store.interface import AsyncStore
+from bot.store.records import AgentRef, QuestionRecord
 from core import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,

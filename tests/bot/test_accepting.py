@@ -18,7 +18,7 @@ import anyio
 import pytest
 from aiohttp import web
 
-from bot.accepting import AcceptingSite
+from bot.api.accepting import AcceptingSite
 from bot.config import parse_config
 
 from .program_rig import program

@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from bot.agent_client import HandraiseClient
+from bot.clients.agent import HandraiseClient
 from core import AskUserQuestionAnswer, UserQuestionError
 from tests.claude.rig import answer_in_inbox, pending_question, serve_with_inbox, status_of
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.answers import AnswerError, normalise_answer, normalise_item
+from bot.questions.answers import AnswerError, normalise_answer, normalise_item
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
 SINGLE = AskUserQuestionItem.model_validate(

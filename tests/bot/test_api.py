@@ -11,7 +11,7 @@ import aiohttp
 import anyio
 import pytest
 
-from bot.clock import FakeClock
+from bot.questions.clock import FakeClock
 from core import AskUserQuestionAnswerItem
 
 from .program_rig import config_for, program

@@ -20,8 +20,8 @@ import pytest
 from aiohttp.http_exceptions import BadStatusLine, LineTooLong
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from bot import capacity
-from bot.capacity import (
+from bot.api import capacity
+from bot.api.capacity import (
     LISTEN_BACKLOG,
     FloodLogThrottle,
     raise_open_files_limit,
@@ -193,10 +193,10 @@ def test_asyncios_own_accept_error_report_goes_through_the_throttle(caplog: pyte
 
 def test_a_record_naming_its_flood_kind_is_throttled_like_the_rest(caplog: pytest.LogCaptureFixture) -> None:
     throttle = FloodLogThrottle(5.0, clock=lambda: 0.0)
-    logger = logging.getLogger("bot.accepting")
+    logger = logging.getLogger("bot.api.accepting")
     logger.addFilter(throttle)
     try:
-        with caplog.at_level(logging.ERROR, logger="bot.accepting"):
+        with caplog.at_level(logging.ERROR, logger="bot.api.accepting"):
             for _ in range(20):
                 logger.error("accept(): Too many open files", extra={"flood": "accept paused"})
             logger.error("something else")

@@ -10,12 +10,12 @@ from typing import Any
 import anyio
 import pytest
 
-from bot.change_feed import FeedTiming
-from bot.change_feed_pg import PostgresChangeFeed
-from bot.clock import FakeClock
-from bot.ledger import Ledger
-from bot.records import QuestionRecord
-from bot.store_pg import PostgresStore
+from bot.questions.clock import FakeClock
+from bot.questions.ledger import Ledger
+from bot.replicas.feed import FeedTiming
+from bot.replicas.postgres_feed import PostgresChangeFeed
+from bot.store.postgres.store import PostgresStore
+from bot.store.records import QuestionRecord
 from core import AskUserQuestionItem
 
 pytestmark = pytest.mark.anyio

@@ -9,10 +9,10 @@ from typing import Any
 import anyio
 import pytest
 
-from bot.channel import install_channel
-from bot.clock import FakeClock
+from bot.channels.base import install_channel
 from bot.config import Subscription
-from bot.routing import Router
+from bot.questions.clock import FakeClock
+from bot.questions.routing import Router
 from core import (
     AbortController,
     AskUserQuestionAnswer,
@@ -186,7 +186,7 @@ async def test_a_failed_delivery_fails_the_ask_with_the_channels_reason(tmp_path
 
 
 async def test_an_answer_that_does_not_fit_is_refused_and_recorded_nowhere(tmp_path: Path) -> None:
-    from bot.answers import AnswerError
+    from bot.questions.answers import AnswerError
 
     rig = Rig(tmp_path, {"slack": []})
     async with anyio.create_task_group() as group:
@@ -204,7 +204,7 @@ async def test_a_resumed_question_is_not_delivered_twice(tmp_path: Path) -> None
     ctx = make_context()
     channel = RecordingChannel("slack")
     install_channel(ctx, channel, router, ledger)
-    from bot.records import QuestionRecord
+    from bot.store.records import QuestionRecord
 
     record = QuestionRecord(questions=[QUESTION], origin="api")
     await ledger.store.create_question(record)

@@ -11,16 +11,10 @@ from textwrap import dedent
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from bot.config import (
-    Config,
-    ConfigError,
-    ServerSettings,
-    Subscription,
-    load_config,
-    parse_config,
-    resolve_secret,
-)
-from bot.durations import format_duration, parse_duration
+from bot.config import Config, ServerSettings, Subscription, load_config, parse_config
+from bot.settings.durations import format_duration, parse_duration
+from bot.settings.errors import ConfigError
+from bot.settings.secrets import resolve_secret
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config.example.toml"
 EXAMPLE_ENV = {

@@ -14,9 +14,10 @@ import anyio
 import pytest
 
 from bot.program import running
-from bot.records import QuestionRecord
-from bot.store import Store, StoreUnavailable
-from bot.store_sync import DurabilityBarrier
+from bot.store.errors import StoreUnavailable
+from bot.store.records import QuestionRecord
+from bot.store.sqlite.store import Store
+from bot.store.sqlite.sync import DurabilityBarrier
 from core import AskUserQuestionItem
 
 from .fakes import RecordingChannel, sync_store

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.records import QuestionRecord, Resolution
-from bot.store import Store, StoreError, StoreUnavailable
-from bot.store_interface import SqliteStore
+from bot.store.errors import StoreError, StoreUnavailable
+from bot.store.records import QuestionRecord, Resolution
+from bot.store.sqlite.async_store import SqliteStore
+from bot.store.sqlite.store import Store
 
 from .store_backends import answer, kinds_of, record
 

@@ -1,4 +1,4 @@
-"""Group commit on PostgreSQL (`bot.store_pg_groups`): concurrent writes of one kind share one statement and one
+"""Group commit on PostgreSQL (`bot.store.postgres.groups`): concurrent writes of one kind share one statement and one
 commit, and each still behaves as its own — it fails alone, the first answer wins, and it is made even when its
 caller is cancelled. Commits are counted by the server: every transaction that writes takes a transaction id."""
 
@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator
 import psycopg
 import pytest
 
-from bot.records import Resolution
-from bot.store_pg import PostgresStore
-from bot.store_pg_groups import split_on
-from bot.store_schema import StoreError
+from bot.store.errors import StoreError
+from bot.store.postgres.groups import split_on
+from bot.store.postgres.store import PostgresStore
+from bot.store.records import Resolution
 
 from .store_backends import answer, kinds_of, record
 

@@ -9,8 +9,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from bot.api.guards import REMEMBERED_HOSTS, OwnHosts, host_name
 from bot.config import parse_config
-from bot.http_guards import REMEMBERED_HOSTS, OwnHosts, host_name
 from bot.program import running as start_program
 
 from .fakes import RecordingChannel

@@ -8,9 +8,9 @@ import anyio
 import pytest
 
 import bot
-from bot.config import ConfigError
 from bot.program import running
-from bot.store_interface import SqliteStore
+from bot.settings.errors import ConfigError
+from bot.store.sqlite.async_store import SqliteStore
 from core import (
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,

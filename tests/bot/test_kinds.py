@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from bot.channel import Channel, Sent
+from bot.channels.base import Channel, Sent
+from bot.channels.kind import BuildContext, ChannelKind, KindError, KindRegistry, Secret
 from bot.config import required_environment
 from bot.installation import build_channels
-from bot.kind import BuildContext, ChannelKind, KindError, KindRegistry, Secret
 from bot.kinds import KINDS
-from bot.records import AgentRef, QuestionRecord
-from bot.routing import Route, Router
-from bot.settings import ChannelSettings, Subscription
+from bot.questions.routing import Route, Router
+from bot.settings.tables import ChannelSettings, Subscription
+from bot.store.records import AgentRef, QuestionRecord
 
 from .fakes import make_ledger
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.ledger import Ledger
-from bot.records import QuestionRecord
+from bot.questions.ledger import Ledger
+from bot.store.records import QuestionRecord
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionRequest
 
 from .fakes import make_ledger

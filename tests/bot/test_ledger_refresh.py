@@ -9,9 +9,9 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from bot.ledger import Ledger
-from bot.ledger_feed import Stored
-from bot.records import Approval, QuestionRecord
+from bot.questions.ledger import Ledger
+from bot.questions.ledger_feed import Stored
+from bot.store.records import Approval, QuestionRecord
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionRequest
 
 from .fakes import make_ledger

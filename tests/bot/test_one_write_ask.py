@@ -12,16 +12,15 @@ from pathlib import Path
 import anyio
 import pytest
 
-from bot.channel import Sent, install_channel
+from bot.api.remote import RemoteQuestions
+from bot.channels.base import Sent, install_channel
+from bot.channels.replies import APPROVALS_KEY, RESPONDERS_KEY
 from bot.config import Subscription
-from bot.ledger import Ledger
-from bot.records import AgentRef, QuestionRecord
-from bot.remote import RemoteQuestions
-from bot.replies import APPROVALS_KEY, RESPONDERS_KEY
-from bot.routing import Route, Router
-from bot.store import REMIND_AT_KEY
-from bot.store_interface import SqliteStore
-from bot.tasks import TaskBag
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Route, Router
+from bot.questions.tasks import TaskBag
+from bot.store.records import REMIND_AT_KEY, AgentRef, QuestionRecord
+from bot.store.sqlite.async_store import SqliteStore
 from core import AskUserQuestionItem
 from tests.core.helpers import make_context
 

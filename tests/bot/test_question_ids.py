@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from bot.records import new_question_id
+from bot.store.records import new_question_id
 
 ID = re.compile(r"q_[0-9A-Za-z]{7}[A-Za-z0-9_-]{16}")
 

@@ -10,11 +10,11 @@ from typing import Any
 import anyio
 import pytest
 
-from bot.channel import install_channel
-from bot.clock import FakeClock
-from bot.records import Delivery, QuestionRecord
-from bot.routing import Route, Router
-from bot.settings import Subscription
+from bot.channels.base import install_channel
+from bot.questions.clock import FakeClock
+from bot.questions.routing import Route, Router
+from bot.settings.tables import Subscription
+from bot.store.records import Delivery, QuestionRecord
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionRequest
 from tests.core.helpers import make_context
 

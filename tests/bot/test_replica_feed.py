@@ -10,9 +10,9 @@ import aiohttp
 import anyio
 import pytest
 
-from bot.change_feed import FeedTiming
 from bot.program import Running
-from bot.records import QuestionRecord
+from bot.replicas.feed import FeedTiming
+from bot.store.records import QuestionRecord
 from core import AskUserQuestionAnswerItem
 from tests.mcp_server.rig import http_client
 from tests.postgres_server import PostgresServer

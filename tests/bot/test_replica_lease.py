@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 import anyio
 import pytest
 
-from bot.records import QuestionRecord
-from bot.replica import LeaseLost
-from bot.replica_pg import PostgresReplica
-from bot.store_pg import PostgresStore
-from bot.store_pg_schema import CLAIM_LOCK
+from bot.replicas.postgres import PostgresReplica
+from bot.replicas.replica import LeaseLost
+from bot.store.postgres.schema import CLAIM_LOCK
+from bot.store.postgres.store import PostgresStore
+from bot.store.records import QuestionRecord
 from core import AskUserQuestionItem, AskUserQuestionOption
 
 from .replicas_rig import started_replicas

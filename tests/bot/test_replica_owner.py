@@ -12,15 +12,16 @@ import anyio
 import pytest
 from anyio.abc import TaskStatus
 
-from bot.channel import Sent
-from bot.clock import Clock, FakeClock
+from bot.channels.base import Sent
 from bot.config import Config
 from bot.program import Running, running
-from bot.records import AgentRef, AuditKind, QuestionRecord
-from bot.replica import LeaseLost
-from bot.routing import Route
-from bot.store_interface import AsyncStore, SqliteStore
-from bot.store_pg import PostgresStore
+from bot.questions.clock import Clock, FakeClock
+from bot.questions.routing import Route
+from bot.replicas.replica import LeaseLost
+from bot.store.interface import AsyncStore
+from bot.store.postgres.store import PostgresStore
+from bot.store.records import AgentRef, AuditKind, QuestionRecord
+from bot.store.sqlite.async_store import SqliteStore
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionOption
 
 from .fakes import RecordingChannel

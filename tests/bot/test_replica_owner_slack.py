@@ -9,15 +9,16 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import anyio
 import pytest
 
-from bot.change_feed import FeedTiming, change_feed
-from bot.channel import install_channel
-from bot.clock import FakeClock
-from bot.ledger import Ledger
-from bot.routing import Router
+from bot.channels.base import install_channel
+from bot.questions.clock import FakeClock
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Router
+from bot.replicas.feed import FeedTiming
+from bot.replicas.for_store import change_feed
 from bot.slack.channel import SlackChannel
 from bot.slack.settings import SlackSettings
 from bot.slack.transport import make_client
-from bot.store_pg import PostgresStore
+from bot.store.postgres.store import PostgresStore
 from core import Agent, AgentRegistry, AskUserQuestionRequest, Context, UserQuestionService
 from tests.background_ask import ask_in_background
 from tests.slack.fake_slack import TOKEN, FakeSlack, fake_slack

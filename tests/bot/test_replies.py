@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Replies, Unreadable, is_allowed
 from bot.errors import BotErrorCode, HandraiseError
-from bot.records import Delivery, QuestionRecord
-from bot.replies import Accepted, Answer, Ended, NotAllowed, Noted, Replies, Unreadable, is_allowed
-from bot.routing import Router
-from bot.settings import Subscription
+from bot.questions.routing import Router
+from bot.settings.tables import Subscription
+from bot.store.records import Delivery, QuestionRecord
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
 from .fakes import RecordingChannel, make_ledger, sync_store

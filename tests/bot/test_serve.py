@@ -12,7 +12,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from bot.store import Store
+from bot.store.sqlite.store import Store
 
 from .program_rig import free_port
 

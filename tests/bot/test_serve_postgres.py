@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from bot.cli import main
-from bot.store_pg import PostgresStore
+from bot.store.postgres.store import PostgresStore
 from tests.postgres_server import PASSWORD, PostgresServer, free_port
 
 from .store_backends import record

@@ -20,8 +20,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.records import QuestionRecord
-from bot.store import Store
+from bot.store.records import QuestionRecord
+from bot.store.sqlite.store import Store
 from core import AskUserQuestionItem
 
 from .program_rig import free_port

@@ -16,9 +16,10 @@ from typing import Any, cast
 import pytest
 from pydantic import ValidationError
 
-from bot.records import AgentRef, AuditKind, QuestionRecord, Resolution, new_question_id
-from bot.store import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, SEEN_EVENTS_KEPT, Store, StoreError
-from bot.store_schema import statements
+from bot.store.errors import StoreError
+from bot.store.records import SEEN_EVENTS_KEPT, AgentRef, AuditKind, QuestionRecord, Resolution, new_question_id
+from bot.store.sqlite.schema import APPLICATION_ID, statements
+from bot.store.sqlite.store import MIGRATIONS, SCHEMA_VERSION, Store
 from core.agents import Agent
 from core.types import (
     AskUserQuestionAnswer,

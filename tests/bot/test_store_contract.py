@@ -14,10 +14,20 @@ from typing import Any, cast
 import anyio
 import pytest
 
-from bot.records import AgentRef, Approval, AuditKind, QuestionRecord, Resolution
-from bot.store import REMIND_AT_KEY, REMINDED_KEY, SEEN_EVENTS_KEPT, StoreError
-from bot.store_interface import AsyncStore, SqliteStore
-from bot.store_pg import PostgresStore
+from bot.store.errors import StoreError
+from bot.store.interface import AsyncStore
+from bot.store.postgres.store import PostgresStore
+from bot.store.records import (
+    REMIND_AT_KEY,
+    REMINDED_KEY,
+    SEEN_EVENTS_KEPT,
+    AgentRef,
+    Approval,
+    AuditKind,
+    QuestionRecord,
+    Resolution,
+)
+from bot.store.sqlite.async_store import SqliteStore
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionOption
 
 from .store_backends import T0, Opener, answer, kinds_of, record

@@ -13,14 +13,15 @@ import anyio
 import psycopg
 import pytest
 
-from bot.change_feed import FeedTiming
-from bot.change_feed_pg import PostgresChangeFeed
-from bot.clock import FakeClock
-from bot.ledger import Ledger
-from bot.records import QuestionRecord
-from bot.store import NewDelivery, StoreError, asked_detail, key_detail
-from bot.store_interface import AsyncStore, SqliteStore
-from bot.store_pg import PostgresStore
+from bot.questions.clock import FakeClock
+from bot.questions.ledger import Ledger
+from bot.replicas.feed import FeedTiming
+from bot.replicas.postgres_feed import PostgresChangeFeed
+from bot.store.errors import StoreError
+from bot.store.interface import AsyncStore
+from bot.store.postgres.store import PostgresStore
+from bot.store.records import NewDelivery, QuestionRecord, asked_detail, key_detail
+from bot.store.sqlite.async_store import SqliteStore
 
 from .store_backends import kinds_of, record
 

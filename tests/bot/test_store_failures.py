@@ -14,9 +14,10 @@ import anyio
 import pytest
 
 from bot.program import running
-from bot.records import QuestionRecord
-from bot.routing import Route
-from bot.store import Store, StoreError, StoreUnavailable
+from bot.questions.routing import Route
+from bot.store.errors import StoreError, StoreUnavailable
+from bot.store.records import QuestionRecord
+from bot.store.sqlite.store import Store
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
 from .fakes import RecordingChannel, sync_store

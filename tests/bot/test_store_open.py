@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import ConfigError, parse_config
-from bot.store_interface import SqliteStore
-from bot.store_open import open_store
-from bot.store_pg import PostgresStore
+from bot.config import parse_config
+from bot.settings.errors import ConfigError
+from bot.store.open import open_store
+from bot.store.postgres.store import PostgresStore
+from bot.store.sqlite.async_store import SqliteStore
 
 from .store_backends import record
 

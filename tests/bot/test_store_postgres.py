@@ -12,11 +12,11 @@ import anyio
 import psycopg
 import pytest
 
-from bot.records import Approval, QuestionRecord
-from bot.store_pg import PostgresStore
-from bot.store_pg_rows import record_json
-from bot.store_pg_schema import AUDIT_LOCK, MARKER, MIGRATIONS, SCHEMA_VERSION
-from bot.store_schema import StoreError, StoreUnavailable
+from bot.store.errors import StoreError, StoreUnavailable
+from bot.store.postgres.rows import record_json
+from bot.store.postgres.schema import AUDIT_LOCK, MARKER, MIGRATIONS, SCHEMA_VERSION
+from bot.store.postgres.store import PostgresStore
+from bot.store.records import Approval, QuestionRecord
 from core import AskUserQuestionAnswerItem
 from tests.postgres_server import PASSWORD, PostgresServer, free_port
 

@@ -8,7 +8,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from bot.tasks import Latch, TaskBag
+from bot.questions.tasks import Latch, TaskBag
 
 pytestmark = pytest.mark.anyio
 
@@ -37,7 +37,7 @@ async def test_a_finished_task_leaves_and_a_failure_is_logged(caplog: pytest.Log
     async def fail(message: str) -> None:
         raise ValueError(message)
 
-    with caplog.at_level(logging.ERROR, logger="bot.tasks"):
+    with caplog.at_level(logging.ERROR, logger="bot.questions.tasks"):
         bag.spawn(fail, "boom")
         await anyio.wait_all_tasks_blocked()
         await anyio.lowlevel.checkpoint()

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.validation import (
+from bot.questions.validation import (
     MAX_BODY_BYTES,
     MAX_DEPTH,
     MAX_DETAIL,

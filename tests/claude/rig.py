@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from bot.program import Running, running
-from bot.records import QuestionRecord
+from bot.store.records import QuestionRecord
 from bot.web import WebInbox
 from tests.bot.fakes import sync_store
 from tests.bot.program_rig import config_for

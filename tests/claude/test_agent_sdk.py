@@ -9,8 +9,8 @@ import anyio
 import pytest
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 
-from bot.agent_client import HandraiseClient
 from bot.claude.agent_sdk import handraise_can_use_tool
+from bot.clients.agent import HandraiseClient
 
 from . import payloads
 from .rig import answer_in_inbox, pending_question, serve_with_inbox

@@ -15,13 +15,13 @@ import aiosmtplib
 import anyio
 from anyio.abc import TaskGroup
 
-from bot.channel import install_channel
-from bot.clock import SystemClock
+from bot.channels.base import install_channel
 from bot.email.channel import EmailChannel, Handled
 from bot.email.settings import EmailSettings
-from bot.ledger import Ledger
-from bot.routing import Router
-from bot.store_interface import SqliteStore
+from bot.questions.clock import SystemClock
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Router
+from bot.store.sqlite.async_store import SqliteStore
 from core import (
     AgentRegistry,
     AskUserQuestionItem,

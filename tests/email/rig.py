@@ -9,13 +9,13 @@ from typing import Any
 
 import anyio
 
-from bot.channel import DeliveryError, install_channel
-from bot.clock import Clock, FakeClock
+from bot.channels.base import DeliveryError, install_channel
 from bot.email.channel import EmailChannel, Handled
 from bot.email.settings import EmailSettings
-from bot.ledger import Ledger
-from bot.routing import Router
-from bot.store_interface import SqliteStore
+from bot.questions.clock import Clock, FakeClock
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Router
+from bot.store.sqlite.async_store import SqliteStore
 from core import (
     AbortSignal,
     AgentRegistry,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.email.render import render_text
-from bot.records import QuestionRecord
+from bot.store.records import QuestionRecord
 from core import AskUserQuestionItem
 
 DATABASE = AskUserQuestionItem.model_validate(

@@ -10,12 +10,13 @@ from typing import Any
 import anyio
 import pytest
 
-from bot.clock import FakeClock
-from bot.config import Config, ConfigError
+from bot.config import Config
 from bot.email.channel import EmailChannel
 from bot.installation import build_channels
-from bot.ledger import Ledger
-from bot.store_interface import SqliteStore
+from bot.questions.clock import FakeClock
+from bot.questions.ledger import Ledger
+from bot.settings.errors import ConfigError
+from bot.store.sqlite.async_store import SqliteStore
 from core import AbortController, AskUserQuestionAnswer, AskUserQuestionAnswerItem, UserQuestionError
 
 from .rig import BOT, EmailRig, body_of, email_settings, reply_to

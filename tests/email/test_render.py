@@ -20,7 +20,7 @@ from bot.email.render import (
     render_question_email,
     render_text,
 )
-from bot.records import QuestionRecord
+from bot.store.records import QuestionRecord
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem
 
 from .samples import DATABASE, FEATURES, ONE, PLAN, THREE

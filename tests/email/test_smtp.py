@@ -12,7 +12,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
-from bot.channel import DeliveryError
+from bot.channels.base import DeliveryError
 from bot.email.sending import SmtpSender
 from bot.email.settings import SmtpSettings
 from tests.bot.program_rig import free_port

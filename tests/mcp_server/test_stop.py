@@ -10,7 +10,7 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from bot.mcp_server.tools import QuestionTools, Timing
-from bot.records import AgentRef
+from bot.store.records import AgentRef
 from core import AskUserQuestionItem
 
 pytestmark = pytest.mark.anyio

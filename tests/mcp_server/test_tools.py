@@ -18,8 +18,8 @@ from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
 from bot.program import Running
-from bot.records import QuestionRecord
-from bot.store import Store
+from bot.store.records import QuestionRecord
+from bot.store.sqlite.store import Store
 from core.tool import PARAMETERS
 from tests.claude.rig import answer_in_inbox, pending_question, status_of
 

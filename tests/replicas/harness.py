@@ -28,7 +28,7 @@ import anyio
 from anyio.abc import Process, TaskGroup
 from anyio.streams.text import TextReceiveStream
 
-from bot.settings import StoreSettings
+from bot.settings.tables import StoreSettings
 from bot.web.auth import InboxAuth
 from tests.slack.signing import event_body, signed_headers
 

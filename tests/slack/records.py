@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.records import AgentRef, QuestionRecord
+from bot.store.records import AgentRef, QuestionRecord
 from core import AskUserQuestionAnswer, AskUserQuestionItem
 
 ASKED_AT = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)

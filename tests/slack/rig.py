@@ -14,10 +14,10 @@ from aiohttp import web
 from anyio.abc import TaskGroup
 from slack_bolt.response import BoltResponse
 
-from bot.channel import install_channel
-from bot.clock import FakeClock
-from bot.ledger import Ledger
-from bot.routing import Router
+from bot.channels.base import install_channel
+from bot.questions.clock import FakeClock
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Router
 from bot.slack.channel import SlackChannel
 from bot.slack.settings import SlackSettings, SlackSubscription
 from bot.slack.transport import make_client

@@ -222,7 +222,7 @@ def test_socket_mode_needs_only_the_app_token_and_skips_signatures() -> None:
 
 
 def test_missing_secrets_are_a_config_error() -> None:
-    from bot.config import ConfigError
+    from bot.settings.errors import ConfigError
 
     with pytest.raises(ConfigError, match="SLACK_SIGNING_SECRET is not set"):
         SlackChannel(SlackSettings(), environ={"SLACK_BOT_TOKEN": "xoxb-1"})

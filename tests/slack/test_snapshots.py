@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from bot.claude.translate import agent_of, parse_event, permission_question
-from bot.records import AgentRef, QuestionRecord
 from bot.slack.ids import ModalRef
 from bot.slack.modal import render_answer_modal
 from bot.slack.render import render_outcome, render_question
+from bot.store.records import AgentRef, QuestionRecord
 from core import AskUserQuestionItem
 from tests.claude import payloads
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from bot.records import AgentRef, QuestionRecord
 from bot.slack.metadata import EVENT_TYPE, question_metadata
 from bot.slack.render import render_question
 from bot.slack.settings import SlackSubscription
+from bot.store.records import AgentRef, QuestionRecord
 from core import AskUserQuestionRequest
 from tests.background_ask import Asked, ask_in_background
 from tests.bot.fakes import sync_store

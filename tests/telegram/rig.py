@@ -12,12 +12,12 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
-from bot.channel import install_channel
-from bot.clock import FakeClock
-from bot.ledger import Ledger
-from bot.records import QuestionRecord
-from bot.routing import Router
-from bot.store_interface import SqliteStore
+from bot.channels.base import install_channel
+from bot.questions.clock import FakeClock
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Router
+from bot.store.records import QuestionRecord
+from bot.store.sqlite.async_store import SqliteStore
 from bot.telegram.channel import TelegramChannel
 from bot.telegram.settings import TelegramSettings, TelegramSubscription
 from bot.telegram.transport import make_bot

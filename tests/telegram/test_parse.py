@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.records import QuestionRecord
+from bot.store.records import QuestionRecord
 from bot.telegram import keys
 from bot.telegram.parse import (
     Chosen,

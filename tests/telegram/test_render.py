@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.records import AgentRef, QuestionRecord
+from bot.store.records import AgentRef, QuestionRecord
 from bot.telegram import keys
 from bot.telegram.render import (
     DETAIL_INLINE,

@@ -7,11 +7,12 @@ from textwrap import dedent
 
 import pytest
 
-from bot.clock import FakeClock
-from bot.config import ConfigError, parse_config
-from bot.kind import BuildContext
-from bot.ledger import Ledger
-from bot.store_interface import SqliteStore
+from bot.channels.kind import BuildContext
+from bot.config import parse_config
+from bot.questions.clock import FakeClock
+from bot.questions.ledger import Ledger
+from bot.settings.errors import ConfigError
+from bot.store.sqlite.async_store import SqliteStore
 from bot.telegram.channel import TelegramChannel
 from bot.telegram.kind import TELEGRAM
 from bot.telegram.settings import TelegramSettings

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.channel import DeliveryError
-from bot.records import QuestionRecord
+from bot.channels.base import DeliveryError
+from bot.store.records import QuestionRecord
 from bot.telegram.transport import TelegramCallError, TelegramTransport, make_bot
 from core import AskUserQuestionItem, AskUserQuestionOption, UserQuestionError
 

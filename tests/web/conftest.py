@@ -7,12 +7,13 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.channel import install_channel
-from bot.clock import SystemClock
-from bot.ledger import Ledger
-from bot.routing import Router
-from bot.store import Store
-from bot.store_interface import SqliteStore
+from bot.channels.base import install_channel
+from bot.kinds import KINDS
+from bot.questions.clock import SystemClock
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Router
+from bot.store.sqlite.async_store import SqliteStore
+from bot.store.sqlite.store import Store
 from bot.web import WebInbox
 from bot.web.settings import WebSettings
 from core import Context
@@ -43,7 +44,7 @@ def settings() -> WebSettings:
 
 @pytest.fixture
 def inbox(ledger: Ledger, settings: WebSettings) -> WebInbox:
-    return WebInbox(ledger, settings, token=TOKEN)
+    return WebInbox(ledger, settings, token=TOKEN, titles=KINDS.titles)
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient
 from anyio.abc import TaskGroup
 
-from bot.records import AgentRef, QuestionRecord
-from bot.store import Store
+from bot.store.records import AgentRef, QuestionRecord
+from bot.store.sqlite.store import Store
 from core import (
     AbortController,
     AgentRegistry,

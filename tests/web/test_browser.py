@@ -15,8 +15,8 @@ from playwright.async_api import Browser, ConsoleMessage, Page, async_playwright
 
 from bot.config import parse_config
 from bot.program import running
-from bot.records import AgentRef
-from bot.store import Store
+from bot.store.records import AgentRef
+from bot.store.sqlite.store import Store
 from bot.web import WebInbox
 from core import AskUserQuestionAnswerItem, Context
 from tests.system_packages import require_debian_package

@@ -6,7 +6,7 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
-from bot.store import Store
+from bot.store.sqlite.store import Store
 from tests.web.helpers import Client, answer, csrf_of, item, web_question
 
 pytestmark = pytest.mark.anyio

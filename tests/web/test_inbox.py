@@ -7,9 +7,9 @@ import re
 import anyio
 import pytest
 
-from bot.ledger import Ledger
-from bot.records import AgentRef, QuestionRecord
-from bot.store import Store
+from bot.questions.ledger import Ledger
+from bot.store.records import AgentRef, QuestionRecord
+from bot.store.sqlite.store import Store
 from bot.web import WebInbox
 from bot.web.auth import CONTENT_SECURITY_POLICY
 from bot.web.settings import WebSettings

@@ -8,7 +8,7 @@ import threading
 import anyio
 import pytest
 
-from bot.store import Store
+from bot.store.sqlite.store import Store
 from tests.web.helpers import Client, answer, csrf_of, web_question
 
 pytestmark = pytest.mark.anyio

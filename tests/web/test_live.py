@@ -12,12 +12,12 @@ import anyio
 import pytest
 from aiohttp import ClientResponse
 
-from bot.ledger import Ledger
-from bot.records import QuestionRecord
-from bot.remote import RemoteQuestions
-from bot.routing import Router
-from bot.store import Store
-from bot.tasks import TaskBag
+from bot.api.remote import RemoteQuestions
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Router
+from bot.questions.tasks import TaskBag
+from bot.store.records import QuestionRecord
+from bot.store.sqlite.store import Store
 from bot.web import WebInbox
 from bot.web.live import BACKLOG, STREAM_BUFFER, LiveFeed
 from bot.web.settings import WebSettings

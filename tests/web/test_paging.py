@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from bot.records import QuestionRecord
-from bot.store import Store
+from bot.store.records import QuestionRecord
+from bot.store.sqlite.store import Store
 from bot.web.paging import Page, render_pager
 from bot.web.render import Card, render_inbox
 from tests.web.helpers import Client, answer, choice, csrf_of, item, web_question

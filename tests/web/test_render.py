@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from bot.records import AgentRef, QuestionRecord
+from bot.store.records import AgentRef, QuestionRecord
 from bot.web.markdown import render_markdown
 from bot.web.render import Card, render_card, render_history, render_inbox, render_outcome, render_partial_note
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem

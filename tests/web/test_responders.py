@@ -7,13 +7,13 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.channel import install_channel
-from bot.clock import SystemClock
-from bot.ledger import Ledger
-from bot.records import AgentRef
-from bot.routing import Router
-from bot.store import Store
-from bot.store_interface import SqliteStore
+from bot.channels.base import install_channel
+from bot.questions.clock import SystemClock
+from bot.questions.ledger import Ledger
+from bot.questions.routing import Router
+from bot.store.records import AgentRef
+from bot.store.sqlite.async_store import SqliteStore
+from bot.store.sqlite.store import Store
 from bot.web import WebInbox
 from bot.web.settings import WebSettings, WebSubscription
 from core import Context

@@ -1,0 +1,122 @@
+"""`handraise serve`, `routes` and `history`: the commands that read the config (and so import the whole bot)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+import anyio
+
+from bot.clients.ask import agent_labels
+from bot.config import Config, load_config
+from bot.settings.errors import ConfigError
+from bot.store.errors import StoreError
+from bot.store.records import AgentRef, AuditEvent
+
+DEFAULT_CONFIG_NAME = "config.toml"
+
+
+def config_path(given: str | None) -> Path | None:
+    """--config, else $HANDRAISE_CONFIG, else ./config.toml when it exists, else None (the embedded default)."""
+    if given:
+        return Path(given)
+    if os.environ.get("HANDRAISE_CONFIG"):
+        return Path(os.environ["HANDRAISE_CONFIG"])
+    local = Path(DEFAULT_CONFIG_NAME)
+    return local if local.exists() else None
+
+
+def load(given: str | None, *, secrets: bool = True) -> Config:
+    """The config; `secrets=False` for commands that only read it, so they run without the channels' tokens."""
+    return load_config(config_path(given), check_environment=secrets)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from bot.program import CannotListen, Running, run_serve
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = load(args.config)
+    path = config_path(args.config)
+
+    def ready(where: Running) -> None:
+        print(f"handraise is serving {where.base_url}  (config: {path or 'none; the embedded default'})", flush=True)
+        print(f'  agents ask:   POST {where.base_url}/v1/questions   or   handraise ask "…?"', flush=True)
+        print(f"  MCP clients:  {where.base_url}/mcp   or   handraise mcp", flush=True)
+        for title, url in where.links.items():
+            print(f"  {title + ':':<13} {url}", flush=True)
+        if where.resumed:
+            print(f"  resumed {where.resumed} pending question(s) from the store", flush=True)
+
+    try:
+        run_serve(config, on_ready=ready)
+    except CannotListen as error:
+        print(f"handraise: {error}", file=sys.stderr)
+        return 1
+    except BaseExceptionGroup as group:
+        # A task group wraps a failure at start (a damaged store) in a group; one failure is reported as itself.
+        raise sole_exception(group) from None
+    return 0
+
+
+def sole_exception(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception inside (nested) groups, or the group itself when it holds several."""
+    inner: BaseException = group
+    while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
+        inner = inner.exceptions[0]
+    return group if isinstance(inner, BaseExceptionGroup) else inner
+
+
+def cmd_routes(args: argparse.Namespace) -> int:
+    from bot.questions.routing import Router
+
+    labels = agent_labels(args.agent, args.label, args.name, name_flag="--name")
+    config = load(args.config, secrets=False)
+    agent = None if args.agent is None else AgentRef(id=args.agent, name=args.name, labels=labels)
+    router = Router.from_config(config)
+    who = f"agent {args.agent}" if agent else "an agentless request"
+    taken = router.routes(agent)
+    print(f"{who}: " + (" → ".join(route.channel for route in taken) if taken else "no answerer (NO_PROVIDER)"))
+    for line in router.explain(agent):
+        print("  " + line)
+    return 0 if taken else 4
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    config = load(args.config, secrets=False)
+    events = anyio.run(read_history, config, args)
+    for event in events:
+        if args.json:
+            print(event.model_dump_json())
+            continue
+        who = f" by {event.actor}" if event.actor else ""
+        via = f" via {event.channel}" if event.channel else ""
+        detail = json.dumps(event.detail, ensure_ascii=False, separators=(",", ":")) if event.detail else ""
+        print(f"{event.at:%Y-%m-%d %H:%M:%S}  {event.question_id}  {event.kind}{via}{who}  {detail}".rstrip())
+    return 0
+
+
+async def read_history(config: Config, args: argparse.Namespace) -> list[AuditEvent]:
+    from bot.store.open import open_store
+
+    store = await open_store(config)
+    try:
+        return await store.history(agent_id=args.agent, question_id=args.question, limit=args.limit)
+    finally:
+        await store.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the chosen command; a bad config exits 2 and a store that cannot be opened exits 1, each in one line."""
+    commands = {"serve": cmd_serve, "routes": cmd_routes, "history": cmd_history}
+    try:
+        return commands[args.command](args)
+    except ConfigError as error:
+        print(f"handraise: {error}", file=sys.stderr)
+        return 2
+    except StoreError as error:
+        print(f"handraise: {error}", file=sys.stderr)
+        return 1

@@ -1,0 +1,118 @@
+"""The store as the program sees it: one asynchronous interface, two backends.
+
+`SqliteStore` (`bot.store.sqlite.async_store`, the embedded default, one machine) wraps the synchronous
+`bot.store.sqlite.store.Store`; a PostgreSQL backend serves several `handraise serve` replicas on one database. Both
+pass the same contract tests (`tests/bot/test_store_contract.py`), so the ledger, the channels and the API never ask
+which one they hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any, Protocol
+
+from bot.store.records import (
+    Approval,
+    AuditEvent,
+    AuditKind,
+    Delivery,
+    NewDelivery,
+    QuestionRecord,
+    QuestionStatus,
+    Resolution,
+)
+from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
+
+
+class AsyncStore(Protocol):
+    """Pending questions, their deliveries, answers and the audit log. Every write is one transaction, committed
+    before the call returns; `durable()` waits until it would survive a power loss. The methods' contracts are
+    those of `bot.store.sqlite.store.Store`, whose docstrings say them once."""
+
+    @property
+    def description(self) -> str:
+        """Where the store is, for messages: a file path, or `PostgreSQL at host:port/db` (never a password)."""
+        ...
+
+    async def schema_version(self) -> int: ...
+
+    async def close(self) -> None: ...
+
+    async def durable(self) -> None: ...
+
+    async def integrity_ok(self) -> bool: ...
+
+    async def create_question(self, record: QuestionRecord, delivery: NewDelivery | None = None) -> None: ...
+
+    async def get_question(self, id: str) -> QuestionRecord | None: ...
+
+    async def list_questions(
+        self,
+        *,
+        status: QuestionStatus | None = None,
+        agent_id: str | None = None,
+        channel: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        newest_first: bool = True,
+    ) -> list[QuestionRecord]: ...
+
+    async def count_questions(self, status: QuestionStatus | None = None, *, channel: str | None = None) -> int: ...
+
+    async def save_partial(
+        self, id: str, item: AskUserQuestionAnswerItem, *, actor: str | None, channel: str
+    ) -> QuestionRecord: ...
+
+    async def add_approval(self, id: str, approval: Approval) -> tuple[QuestionRecord, bool]: ...
+
+    async def resolve(
+        self,
+        id: str,
+        status: QuestionStatus,
+        *,
+        answer: AskUserQuestionAnswer | None = None,
+        by: str | None = None,
+        via: str | None = None,
+        error_code: str | None = None,
+        error_message: str | None = None,
+        seen: QuestionRecord | None = None,
+    ) -> Resolution: ...
+
+    async def add_delivery(self, question_id: str, channel: str, key: str, ref: dict[str, Any]) -> Delivery: ...
+
+    async def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None: ...
+
+    async def get_delivery(self, question_id: str, channel: str) -> Delivery | None: ...
+
+    async def has_delivery(self, question_id: str, channel: str) -> bool: ...
+
+    async def find_delivery(self, channel: str, key: str) -> Delivery | None: ...
+
+    async def find_delivery_with_question(self, channel: str, key: str) -> tuple[QuestionRecord, Delivery] | None: ...
+
+    async def deliveries(self, question_id: str) -> list[Delivery]: ...
+
+    async def audit(
+        self,
+        question_id: str,
+        kind: AuditKind,
+        *,
+        channel: str | None = None,
+        actor: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> AuditEvent: ...
+
+    async def history(
+        self,
+        *,
+        question_id: str | None = None,
+        agent_id: str | None = None,
+        kinds: Collection[AuditKind] | None = None,
+        limit: int = 200,
+        after_seq: int = 0,
+    ) -> list[AuditEvent]: ...
+
+    async def first_sight(self, channel: str, key: str, *, now: datetime | None = None) -> bool: ...
+
+    async def fire_once(self, question_id: str, name: str) -> bool: ...

@@ -1,0 +1,1 @@
+"""The PostgreSQL backend: for several `serve` replicas sharing one database."""

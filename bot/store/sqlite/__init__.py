@@ -1,0 +1,1 @@
+"""The SQLite backend: one file, group commit, durable acknowledgements."""
