@@ -9,7 +9,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 from aiohttp import web
@@ -35,7 +35,7 @@ from bot.settings.secrets import resolve_secret
 from bot.store.interface import AsyncStore
 from bot.store.open import open_store
 from bot.store.records import QuestionRecord
-from core import AgentRegistry, Context, ErrorCode, UserQuestionService
+from core import AgentRegistry, Context, ErrorCode, PluginHandle, UserQuestionService
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,29 @@ async def abandon_local_questions(installation: Installation, claimed: list[Ques
     return count
 
 
+@dataclass
+class _Started:
+    """What `running` has started so far, for `_stop`."""
+
+    handle: PluginHandle
+    installation: Installation
+    waits: TaskBag = field(default_factory=TaskBag)
+    runner: web.AppRunner | None = None
+    replica: Replica | None = None
+    lease_lost: list[LeaseLost] = field(default_factory=list)
+    """The lease this replica lost, once it has: raised once everything here has stopped."""
+
+
+@dataclass(frozen=True)
+class _Endpoints:
+    """The HTTP side of the program, built before anything listens."""
+
+    app: web.Application
+    remote: RemoteQuestions
+    cap: WaitingCap
+    mcp: McpEndpoint
+
+
 @asynccontextmanager
 async def running(
     config: Config,
@@ -98,81 +121,105 @@ async def running(
     handle = install(ctx, config, clock=clock, channels=channels, store=store)
     installation = handle.value
     assert isinstance(installation, Installation)
-    runner: web.AppRunner | None = None
-    waits = TaskBag()
-    replica: Replica | None = None
-    lease_lost: list[LeaseLost] = []
+    started = _Started(handle, installation)
     try:
-        token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
-        cap = WaitingCap.within_open_files(config.server.max_waiting)
-        guards = request_guards(OwnHosts(config.server), BearerAuth(token), cap)
-        app = web.Application(middlewares=[guards], client_max_size=2 * 1024 * 1024)
-        remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
-        add_api_routes(app, installation.ledger, remote)
-        tools = QuestionTools(ProgramRelay(remote, installation.ledger), timing=mcp_timing or Timing())
-        mcp = McpEndpoint(tools, host=config.server.host)
-        mcp.add_routes(app)
-        for channel in installation.channels:
-            channel.add_routes(app)
-        runner = web.AppRunner(app, handle_signals=False, access_log=None)
-        await runner.setup()
-        site = AcceptingSite(runner, config.server.host, config.server.port, backlog=LISTEN_BACKLOG)
-        # Before any task starts, so a taken port is one plain error rather than a task group's traceback.
-        try:
-            await site.start()
-        except OSError as error:
-            raise CannotListen(
-                f"cannot listen on {config.server.listen}: {error.strerror or error}; stop what is using it, or "
-                "set another [server] listen"
-            ) from None
-        base_url = _base_url(site, config)
-        replica = replica_for(installation.ledger.store, config.store.lease_seconds)
+        endpoints = _endpoints(config, ctx, installation, started.waits, mcp_timing)
+        started.runner = web.AppRunner(endpoints.app, handle_signals=False, access_log=None)
+        await started.runner.setup()
+        base_url = await _listen(started.runner, config)
+        started.replica = replica = replica_for(installation.ledger.store, config.store.lease_seconds)
         await replica.start()
         for channel in installation.channels:
             channel.leadership = replica
-        lease_lost: list[LeaseLost] = []
-
-        async def take_over(claimed: list[QuestionRecord]) -> None:
-            await abandon_local_questions(installation, claimed)
-            remote.resume(claimed)
-
-        async def keep_replica() -> None:
-            try:
-                await replica.run(take_over, installation.ledger.held_ids)
-            except LeaseLost as lost:
-                lease_lost.append(lost)  # its questions were taken: raised once everything here has stopped
-                tasks.cancel_scope.cancel()
-
-        async with anyio.create_task_group() as tasks:
-            # Listening before anything is resumed or asked: nothing another replica changes from now on is missed.
-            await tasks.start(change_feed(installation.store, installation.ledger, feed_timing).run)
-            claimed = await replica.claim()
-            log.info("replica %s on %s", replica.id, installation.ledger.store.description)
-            await abandon_local_questions(installation, claimed)
-            resumed = remote.resume(claimed)
-            tasks.start_soon(keep_replica)
-            tasks.start_soon(installation.run)
-            try:
-                async with mcp.running():
-                    yield Running(
-                        base_url, installation.links(base_url), resumed, installation, remote, ctx, cap, replica
-                    )
-            finally:
-                # Stopping is not the agents' cancelling: their questions stay pending for the next run.
-                installation.ledger.close()
-                tasks.cancel_scope.cancel()
-        if lease_lost:
-            raise lease_lost[0]
+        background = _running_in_background(started, replica, endpoints.remote, feed_timing)
+        async with background as resumed, endpoints.mcp.running():
+            links = installation.links(base_url)
+            yield Running(base_url, links, resumed, installation, endpoints.remote, ctx, endpoints.cap, replica)
+        if started.lease_lost:
+            raise started.lease_lost[0]
     finally:
         with anyio.CancelScope(shield=True):
+            await _stop(started)
+
+
+def _endpoints(
+    config: Config, ctx: Context, installation: Installation, waits: TaskBag, mcp_timing: Timing | None
+) -> _Endpoints:
+    """The API, /mcp and every channel's pages in one aiohttp app, behind the guards every request passes."""
+    token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
+    cap = WaitingCap.within_open_files(config.server.max_waiting)
+    guards = request_guards(OwnHosts(config.server), BearerAuth(token), cap)
+    app = web.Application(middlewares=[guards], client_max_size=2 * 1024 * 1024)
+    remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
+    add_api_routes(app, installation.ledger, remote)
+    tools = QuestionTools(ProgramRelay(remote, installation.ledger), timing=mcp_timing or Timing())
+    mcp = McpEndpoint(tools, host=config.server.host)
+    mcp.add_routes(app)
+    for channel in installation.channels:
+        channel.add_routes(app)
+    return _Endpoints(app, remote, cap, mcp)
+
+
+async def _listen(runner: web.AppRunner, config: Config) -> str:
+    """Bind `[server] listen` and return the base URL it is reached at. Raises CannotListen."""
+    site = AcceptingSite(runner, config.server.host, config.server.port, backlog=LISTEN_BACKLOG)
+    # Before any task starts, so a taken port is one plain error rather than a task group's traceback.
+    try:
+        await site.start()
+    except OSError as error:
+        raise CannotListen(
+            f"cannot listen on {config.server.listen}: {error.strerror or error}; stop what is using it, or "
+            "set another [server] listen"
+        ) from None
+    return _base_url(site, config)
+
+
+@asynccontextmanager
+async def _running_in_background(
+    started: _Started, replica: Replica, remote: RemoteQuestions, feed_timing: FeedTiming | None
+) -> AsyncIterator[int]:
+    """Run the change feed, the replica's lease and the channels while the body runs; yields how many questions were
+    resumed. A lost lease cancels all of it, body included, and is kept in `started.lease_lost`."""
+    installation = started.installation
+
+    async def take_over(claimed: list[QuestionRecord]) -> None:
+        await abandon_local_questions(installation, claimed)
+        remote.resume(claimed)
+
+    async def keep_replica() -> None:
+        try:
+            await replica.run(take_over, installation.ledger.held_ids)
+        except LeaseLost as lost:
+            started.lease_lost.append(lost)  # its questions were taken: raised once everything here has stopped
+            tasks.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tasks:
+        # Listening before anything is resumed or asked: nothing another replica changes from now on is missed.
+        await tasks.start(change_feed(installation.store, installation.ledger, feed_timing).run)
+        claimed = await replica.claim()
+        log.info("replica %s on %s", replica.id, installation.ledger.store.description)
+        await abandon_local_questions(installation, claimed)
+        resumed = remote.resume(claimed)
+        tasks.start_soon(keep_replica)
+        tasks.start_soon(installation.run)
+        try:
+            yield resumed
+        finally:
+            # Stopping is not the agents' cancelling: their questions stay pending for the next run.
             installation.ledger.close()
-            await waits.close()
-            if replica is not None and not lease_lost:
-                await replica.close()  # only now: this replica's waterfalls have stopped
-            await installation.close()
-            if runner is not None:
-                await runner.cleanup()
-            handle.dispose()
+            tasks.cancel_scope.cancel()
+
+
+async def _stop(started: _Started) -> None:
+    """Stop whatever start-up got to, even when it failed half-way; pending questions stay in the store."""
+    started.installation.ledger.close()
+    await started.waits.close()
+    if started.replica is not None and not started.lease_lost:
+        await started.replica.close()  # only now: this replica's waterfalls have stopped
+    await started.installation.close()
+    if started.runner is not None:
+        await started.runner.cleanup()
+    started.handle.dispose()
 
 
 def run_serve(config: Config, *, on_ready: Callable[[Running], None] | None = None) -> None:
