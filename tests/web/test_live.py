@@ -95,7 +95,7 @@ async def test_events_stay_small_however_large_the_question(client: Client, ctx:
         asking.controller.abort("moved on")
         await next_event(stream)
     stream.close()
-    kept = inbox._feed._recent  # pyright: ignore[reportPrivateUsage]  # the backlog a reconnecting page replays
+    kept = inbox.shown.feed._recent  # pyright: ignore[reportPrivateUsage]  # the backlog a reconnecting page replays
     assert len(kept) == 2 and all(len(event.data) < 200 for event in kept)
     assert "x" * 1000 in await card(client, asked["id"])
 

@@ -1,0 +1,102 @@
+"""The inbox's pages: the list of waiting questions (which also signs a browser in from the access link), the
+history of ended ones, and one question's card as the live page fetches it."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.channels.base import Channel
+from bot.questions.approvals import progress
+from bot.store.records import QuestionRecord
+from bot.web.auth import InboxAuth
+from bot.web.forms import FormData
+from bot.web.paging import Page
+from bot.web.render import Card, Titles, render_card, render_history, render_inbox, render_message
+from bot.web.responses import UNAUTHORISED, html_page, no_such_question, unauthorised
+from bot.web.shown import ShownQuestions
+
+PAGE_LIMIT = 100
+BY_COOKIE = "handraise_inbox_by"
+"""The name a browser last answered under, offered again in the next form."""
+
+
+class InboxPages:
+    """Renders the inbox `channel`'s pages; `titles` say how people read the channels' names."""
+
+    def __init__(self, channel: Channel, auth: InboxAuth, shown: ShownQuestions, titles: Titles) -> None:
+        self.channel = channel
+        self.auth = auth
+        self.shown = shown
+        self.titles = titles
+
+    async def inbox(self, request: web.Request) -> web.StreamResponse:
+        """`/`: the waiting questions; with `?token=`, the sign-in that leads there."""
+        offered = request.query.get("token")
+        if offered is not None:
+            return self.auth.login(request, offered) or html_page(render_message("Wrong link", UNAUTHORISED), 401)
+        if not self.auth.allows(request):
+            return unauthorised()
+        notice = await self._sent_notice(request.query.get("answered"))
+        return await self.inbox_page(request, [], notice=notice, page=request.query.get("page"))
+
+    async def history(self, request: web.Request) -> web.StreamResponse:
+        store = self.channel.ledger.store
+        records = [r for r in await store.list_questions(channel="web", limit=PAGE_LIMIT) if r.status != "pending"]
+        return html_page(
+            render_history(
+                [(record, await store.history(question_id=record.id)) for record in records], titles=self.titles
+            )
+        )
+
+    async def inbox_page(
+        self,
+        request: web.Request,
+        leading: list[Card],
+        *,
+        notice: str | None = None,
+        status: int = 200,
+        page: str | None = None,
+    ) -> web.StreamResponse:
+        """The inbox at `page`, with the `leading` cards (a refused form) first."""
+        store, name = self.channel.ledger.store, self.channel.name
+        # The count is the store's, not the page's: with thousands waiting, a page shows only some of them.
+        self.shown.waiting = waiting = await store.count_questions("pending", channel=name)
+        this_page = Page.at(waiting, page)
+        offset = this_page.first_shown - 1
+        pending = await store.list_questions(status="pending", channel=name, limit=this_page.size, offset=offset)
+        listed = {card.record.id for card in leading}
+        cards = leading + [await self.card(record) for record in pending if record.id not in listed]
+        remembered = request.cookies.get(BY_COOKIE, "")
+        html = render_inbox(
+            cards, csrf=self.auth.csrf, notice=notice, remembered_by=remembered, page=this_page, titles=self.titles
+        )
+        return html_page(html, status)
+
+    async def card_fragment(self, request: web.Request) -> web.StreamResponse:
+        """One question's card, as the live page inserts or refreshes it."""
+        question_id = request.match_info["id"]  # the inbox's delivery key
+        found = self.shown.held(question_id) or await self.channel.replies.delivered(question_id)
+        if found is None:
+            return no_such_question()
+        remembered = request.cookies.get(BY_COOKIE, "")
+        return html_page(
+            render_card(await self.card(found[0]), csrf=self.auth.csrf, remembered_by=remembered, titles=self.titles)
+        )
+
+    async def card(self, record: QuestionRecord, values: FormData | None = None, error: str | None = None) -> Card:
+        """A question's card: its answer form, with what was typed and why it was refused when it was."""
+        return Card(record, await self.channel.replies.responders(record), values or {}, error)
+
+    async def _sent_notice(self, question_id: str | None) -> str | None:
+        store = self.channel.ledger.store
+        record = await store.get_question(question_id) if question_id else None
+        if record is None:
+            return None
+        title = record.questions[0].header or record.questions[0].question
+        name = self.channel.name
+        if record.status == "pending" and any(approval.via == name for approval in record.approvals):
+            needed = self.channel.replies.approvals_needed(record, await store.get_delivery(record.id, name))
+            return f"Approval recorded for “{title}”: {progress(record, needed)}."
+        if record.status != "answered" or record.answered_via != "web":
+            return None
+        return f"Answer sent: “{title}”."

@@ -1,0 +1,46 @@
+"""The responses every inbox route answers with: HTML pages that are never cached, and the refusal that a browser
+without the session gets from a guarded route."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from bot.web.auth import InboxAuth, secured
+from bot.web.render import render_message
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+UNAUTHORISED = (
+    "This inbox needs its access link. Open the URL that `handraise serve` printed when it started "
+    "(it ends in ?token=…); the token changes each time handraise starts unless one is configured."
+)
+
+
+def html_page(text: str, status: int = 200) -> web.StreamResponse:
+    """An HTML page, never cached: what it shows changes as questions are answered."""
+    response = web.Response(text=text, status=status, content_type="text/html", charset="utf-8")
+    response.headers["Cache-Control"] = "no-store"
+    return secured(response)
+
+
+def no_such_question() -> web.StreamResponse:
+    return html_page(render_message("No such question", "This inbox has no such question."), 404)
+
+
+def unauthorised() -> web.StreamResponse:
+    response = html_page(render_message("Open the inbox link", UNAUTHORISED), 401)
+    response.headers["WWW-Authenticate"] = 'Bearer realm="handraise inbox"'
+    return response
+
+
+def guarded(auth: InboxAuth, handler: Handler) -> Handler:
+    """`handler` for signed-in browsers only; others are told to open the inbox link."""
+
+    async def guard(request: web.Request) -> web.StreamResponse:
+        if not auth.allows(request):
+            return unauthorised()
+        return await handler(request)
+
+    return guard
