@@ -53,8 +53,6 @@ class DurabilityBarrier:
         self._synced = 0
         self._running: anyio.Event | None = None
         self._file: tuple[int, int, int] | None = None  # (fd, st_dev, st_ino) of the synced -wal file
-        self.syncs = 0
-        """How many fsync rounds have completed: a figure for benchmarks and tests."""
 
     @property
     def commits(self) -> int:
@@ -81,7 +79,6 @@ class DurabilityBarrier:
                 # Not cancellable: the fsync runs to its end in its thread either way, and the waiters need its outcome.
                 await anyio.to_thread.run_sync(self._sync)
                 self._synced = max(self._synced, covers)
-                self.syncs += 1
             finally:
                 self._running = None
                 done.set()
