@@ -20,6 +20,7 @@ from bot.questions.ledger import Ledger
 from bot.questions.routing import Router
 from bot.slack.channel import SlackChannel
 from bot.slack.settings import SlackSettings, SlackSubscription
+from bot.slack.threads import Threads
 from bot.slack.transport import make_client
 from core import (
     AbortSignal,
@@ -66,6 +67,13 @@ class SlackRig:
 
     async def event(self, payload: dict[str, Any], **signing: Any) -> BoltResponse:
         return await self.channel.app.async_dispatch(bolt_request(event_body(payload), **signing))
+
+    async def restart_memory(self) -> None:
+        """Give the channel a fresh memory of threads, as a new process has: the next post and reply read the store.
+        Waits first for every question asked so far to have its Slack delivery recorded, as before a restart."""
+        store = sync_store(self.ledger.store)
+        await self.until(lambda: all(store.get_delivery(q.id, "slack") for q in store.list_questions(limit=1000)))
+        self.channel.threads = Threads(self.channel.name)
 
     async def until(self, predicate: Any, seconds: float = 5) -> None:
         """Wait for a condition that follows an acknowledged request (its work completes after the ack)."""
