@@ -15,7 +15,6 @@ from anyio.abc import TaskGroup
 from slack_bolt.response import BoltResponse
 
 from bot.channels.base import install_channel
-from bot.questions.clock import FakeClock
 from bot.questions.ledger import Ledger
 from bot.questions.routing import Router
 from bot.slack.channel import SlackChannel
@@ -32,6 +31,7 @@ from core import (
     UserQuestionService,
 )
 from tests.background_ask import Asked, ask_in_background
+from tests.fake_clock import FakeClock
 
 from ..bot.fakes import make_ledger, sync_store
 from .fake_slack import TOKEN, FakeSlack, fake_slack
