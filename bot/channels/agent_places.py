@@ -51,7 +51,3 @@ class AgentPlaces(Generic[Place]):
     def remember(self, agent: str, destination: str, place: Place) -> None:
         """A question just sent: its place is the agent's there unless the agent already had one."""
         self._known.setdefault((agent, destination), place)
-
-    def forget(self) -> None:
-        """Drop what is in memory; the next question reads it again from the store (as after a restart)."""
-        self._known.clear()

@@ -116,9 +116,6 @@ class KindRegistry:
     def __iter__(self) -> Iterator[ChannelKind[Any]]:
         return iter(self._kinds.values())
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._kinds
-
     def get(self, name: str) -> ChannelKind[Any] | None:
         return self._kinds.get(name)
 
@@ -130,11 +127,6 @@ class KindRegistry:
     def titles(self) -> dict[str, str]:
         """Each kind's title by its name."""
         return {name: kind.title for name, kind in self._kinds.items()}
-
-    def title(self, name: str | None) -> str | None:
-        """How people read a channel's name ("Slack"); other names (`api`, `bot`) as they are."""
-        kind = self._kinds.get(name or "")
-        return kind.title if kind is not None else name
 
     def config_model(self) -> type[Config]:
         """The config file's model: `Config` with one optional table per kind."""

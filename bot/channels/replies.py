@@ -9,7 +9,6 @@ reads, keeps partial answers, lets the first valid answer win, audits refusals a
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -21,8 +20,6 @@ from bot.questions.ledger import Ledger, UnknownQuestion
 from bot.questions.routing import Route, Router
 from bot.store.records import Delivery, QuestionRecord
 from core import AskUserQuestionAnswerItem
-
-log = logging.getLogger(__name__)
 
 Items = Mapping[str, AskUserQuestionAnswerItem]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from bot.errors import BotErrorCode, HandraiseError
@@ -40,8 +40,6 @@ class HookEvent:
     tool_input: dict[str, Any]
     session_id: str
     cwd: str
-    permission_mode: str | None = None
-    raw: dict[str, Any] = field(default_factory=dict[str, Any], repr=False)
 
     @property
     def project(self) -> str:
@@ -60,15 +58,12 @@ def parse_event(text: str) -> HookEvent:
     if not isinstance(event, str) or not isinstance(tool_name, str) or not isinstance(tool_input, dict):
         raise NotAHookEvent("stdin has no hook_event_name, tool_name and tool_input")
     session_id, cwd = data.get("session_id"), data.get("cwd")
-    mode = data.get("permission_mode")
     return HookEvent(
         event=event,
         tool_name=tool_name,
         tool_input=tool_input,
         session_id=session_id if isinstance(session_id, str) and session_id else "unknown",
         cwd=cwd if isinstance(cwd, str) else "",
-        permission_mode=mode if isinstance(mode, str) else None,
-        raw=data,
     )
 
 

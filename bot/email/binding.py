@@ -89,11 +89,6 @@ class ReplyBinding:
     def subject_tag(token: str) -> str:
         return f"[#{token}]"
 
-    def is_own_address(self, address: str) -> bool:
-        """Whether `address` is the bot's, with or without a plus part."""
-        local, _, domain = address.strip().lower().rpartition("@")
-        return domain == self.domain and local.split("+", 1)[0] == self.local.lower()
-
     def token_in_address(self, address: str) -> str | None:
         local, _, domain = address.strip().lower().rpartition("@")
         if domain != self.domain:

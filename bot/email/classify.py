@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from email.message import Message
-from email.utils import getaddresses, parseaddr
+from email.utils import parseaddr
 from typing import Literal
 
 from bot.channels.replies import is_allowed
@@ -185,10 +185,3 @@ def _same_mailbox(one: str, other: str) -> bool:
         return f"{local.split('+', 1)[0]}@{domain}"
 
     return base(one) == base(other)
-
-
-def recipients(message: Message) -> list[str]:
-    try:
-        return [address.lower() for _, address in getaddresses(headers(message, "To") + headers(message, "Cc"))]
-    except Exception:
-        return []

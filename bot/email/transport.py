@@ -128,18 +128,21 @@ class ImapWatcher:
             selected = _ok(await imap.select(_quote(self.settings.mailbox)), f"select {self.settings.mailbox}")
             self.sessions += 1
             self.connected = True
-            await self._catch_up(imap, selected)
+            await self.catch_up(imap, selected)
             self.watching.set()
             if imap.has_capability("IDLE"):
-                await self._idle(imap, lost)
+                await self.idle(imap, lost)
             else:
-                await self._poll(imap, lost)
+                await self.poll(imap, lost)
         finally:
             self.connected = False
             with anyio.CancelScope(shield=True):
                 await _close(imap, lost)
 
-    async def _catch_up(self, imap: aioimaplib.IMAP4, selected: aioimaplib.Response) -> None:
+    # -- the steps of a session, on a connection with the mailbox selected (tests drive each with a scripted client) ---
+
+    async def catch_up(self, imap: aioimaplib.IMAP4, selected: aioimaplib.Response) -> None:
+        """Read what arrived since the last UID read (all unseen mail when the mailbox's UIDVALIDITY changed)."""
         text = b" ".join(bytes(line) for line in selected.lines)
         validity = _number(rb"UIDVALIDITY (\d+)", text)
         uid_next = _number(rb"UIDNEXT (\d+)", text)
@@ -153,7 +156,8 @@ class ImapWatcher:
             uids = [uid for uid in await self._search(imap, f"UID {self.last_uid + 1}:*") if uid > self.last_uid]
         await self._process(imap, uids)
 
-    async def _fetch_new(self, imap: aioimaplib.IMAP4) -> None:
+    async def fetch_new(self, imap: aioimaplib.IMAP4) -> None:
+        """Read every mail past the last UID read, searching again until a search finds nothing."""
         # Until a search finds nothing: mail that lands while we fetch is announced inside those commands'
         # responses, not pushed to the next IDLE, so only searching again is sure to see it.
         while True:
@@ -207,7 +211,8 @@ class ImapWatcher:
         if imap.has_capability("UIDPLUS"):
             await imap.uid("expunge", str(uid))
 
-    async def _idle(self, imap: aioimaplib.IMAP4, lost: anyio.Event) -> None:
+    async def idle(self, imap: aioimaplib.IMAP4, lost: anyio.Event) -> None:
+        """Wait for new mail with IDLE and read it, until the connection is lost (then raise ImapError)."""
         while not lost.is_set():
             idle = await imap.idle_start(timeout=self.idle_seconds)
             new_mail = False
@@ -227,15 +232,17 @@ class ImapWatcher:
             if lost.is_set():
                 raise ImapError("the connection was lost")
             # Also after a quiet IDLE period: a push lost in a race costs one IDLE period, never the reply.
-            await self._fetch_new(imap)
+            await self.fetch_new(imap)
 
-    async def _poll(self, imap: aioimaplib.IMAP4, lost: anyio.Event) -> None:
+    async def poll(self, imap: aioimaplib.IMAP4, lost: anyio.Event) -> None:
+        """Without IDLE: check for new mail every `poll_interval` until the connection is lost (then raise
+        ImapError)."""
         interval = self.settings.poll_interval.total_seconds()
         log.info("email: %s has no IDLE; checking for mail every %.0fs", self.server, interval)
         while not lost.is_set():
             await anyio.sleep(interval)
             _ok(await imap.noop(), "noop")
-            await self._fetch_new(imap)
+            await self.fetch_new(imap)
         raise ImapError("the connection was lost")
 
 

@@ -46,7 +46,6 @@ class PostgresChangeFeed:
         """The database's clock at the last catch-up: the next reaches back from it."""
         self._read: dict[str, datetime] = {}
         """When each question read lately had changed, so that a catch-up does not read it again."""
-        self.listening = False
         self.reads = 0
         """Queries that read changed questions (for tests: bursts are read together)."""
 
@@ -66,7 +65,7 @@ class PostgresChangeFeed:
                 connection = await self.store.listener()
                 async with connection:
                     await connection.execute(f"LISTEN {CHANNEL}")
-                    self.listening, delay = True, self.timing.retry_min
+                    delay = self.timing.retry_min
                     if lost:
                         log.info("the change feed is back on %s; catching up", self.store.description)
                         lost = False
@@ -81,7 +80,6 @@ class PostgresChangeFeed:
                         else:
                             self._due()  # an id too long for a payload
             except (StoreError, psycopg.Error) as error:
-                self.listening = False
                 if not lost:
                     log.warning("the change feed lost %s (%s); reconnecting", self.store.description, error)
                     lost = True

@@ -62,11 +62,6 @@ class Threads:
         if self._open is not None:
             self._open.setdefault(ref.thread, set()).add(question_id)
 
-    def forget(self) -> None:
-        """Drop what is in memory; the next post and reply read it again from the store (as after a restart)."""
-        self.agents.forget()
-        self._open = None
-
     async def open_in(self, ledger: Ledger, channel: str, thread_ts: str) -> list[Found]:
         """The pending questions in one thread, oldest first; a reply in some unrelated thread costs a lookup."""
         store = ledger.store

@@ -11,7 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from bot.channels.replies import is_allowed
-from bot.errors import BotErrorCode, HandraiseError
+from bot.errors import HandraiseError
+from bot.web.errors import WebErrorCode
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
 OTHER = "other"
@@ -29,13 +30,13 @@ FormData = Mapping[str, Sequence[str]]
 class FormError(HandraiseError, ValueError):
     """The form cannot become an answer as submitted. The message is for the person answering and says what to do."""
 
-    code = BotErrorCode.BAD_FORM
+    code = WebErrorCode.BAD_FORM
 
 
 class NotAResponder(FormError):
     """The person answering is not one the config lets answer this question; `name` is who they said they are."""
 
-    code = BotErrorCode.NOT_A_RESPONDER
+    code = WebErrorCode.NOT_A_RESPONDER
 
     def __init__(self, message: str, name: str) -> None:
         super().__init__(message)

@@ -62,6 +62,16 @@ class LiveFeed:
         self._closed = False
 
     @property
+    def epoch(self) -> str:
+        """This feed's mark on its event ids: an id from another epoch (another run of the server) gets a reload."""
+        return self._epoch
+
+    @property
+    def backlog(self) -> tuple[LiveEvent, ...]:
+        """The events a reconnecting page can still be replayed, oldest first."""
+        return tuple(self._recent)
+
+    @property
     def subscribers(self) -> int:
         return len(self._streams)
 

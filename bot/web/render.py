@@ -50,10 +50,6 @@ def answer_path(question_id: str) -> str:
     return f"/questions/{question_id}/answer"
 
 
-def card_path(question_id: str) -> str:
-    return f"/questions/{question_id}/card"
-
-
 # --- pages ----------------------------------------------------------------------------------------------------------
 
 

@@ -8,13 +8,13 @@ import anyio
 from pydantic import BaseModel
 
 from bot.channels.base import Channel, DeliveryError, Sent
-from bot.questions.clock import FakeClock
 from bot.questions.ledger import Ledger
 from bot.questions.routing import Route
 from bot.store.interface import AsyncStore
 from bot.store.records import Delivery, QuestionRecord
 from bot.store.sqlite.async_store import SqliteStore
 from bot.store.sqlite.store import Store
+from tests.fake_clock import FakeClock
 
 
 class RecordedRef(BaseModel):

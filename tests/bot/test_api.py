@@ -11,8 +11,8 @@ import aiohttp
 import anyio
 import pytest
 
-from bot.questions.clock import FakeClock
 from core import AskUserQuestionAnswerItem
+from tests.fake_clock import FakeClock
 
 from .program_rig import config_for, program
 

@@ -10,13 +10,13 @@ from typing import Any
 import anyio
 import pytest
 
-from bot.questions.clock import FakeClock
 from bot.questions.ledger import Ledger
 from bot.replicas.feed import FeedTiming
 from bot.replicas.postgres_feed import PostgresChangeFeed
 from bot.store.postgres.store import PostgresStore
 from bot.store.records import QuestionRecord
 from core import AskUserQuestionItem
+from tests.fake_clock import FakeClock
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,6 @@ import pytest
 
 from bot.channels.base import install_channel
 from bot.config import Subscription
-from bot.questions.clock import FakeClock
 from bot.questions.routing import Router
 from core import (
     AbortController,
@@ -22,6 +21,7 @@ from core import (
     UserQuestionError,
 )
 from tests.core.helpers import make_context
+from tests.fake_clock import FakeClock
 
 from .fakes import RecordingChannel, make_ledger, sync_store
 

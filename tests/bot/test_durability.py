@@ -17,7 +17,6 @@ from bot.program import running
 from bot.store.errors import StoreUnavailable
 from bot.store.records import QuestionRecord
 from bot.store.sqlite.store import Store
-from bot.store.sqlite.sync import DurabilityBarrier
 from core import AskUserQuestionItem
 
 from .fakes import RecordingChannel, sync_store
@@ -181,7 +180,7 @@ async def test_an_ask_is_acknowledged_only_after_its_fsync(tmp_path: Path) -> No
     async with running(config_for(tmp_path), channels=[RecordingChannel("web")]) as program:
         disk = Disk()
         disk.hold()
-        sync_store(program.installation.store)._barrier._fsync = disk
+        sync_store(program.installation.store).barrier.fsync = disk
         replies: list[int] = []
 
         async def ask() -> None:
@@ -212,8 +211,7 @@ def stored_in_database_file(path: Path) -> int:
 
 async def test_every_so_many_commits_the_sync_checkpoints_them_into_the_database_file(tmp_path: Path) -> None:
     path = tmp_path / "handraise.db"
-    with Store.open(path) as opened:
-        opened._barrier = DurabilityBarrier(str(path), checkpoint_commits=3)
+    with Store.open(path, checkpoint_commits=3) as opened:
         for _ in range(3):
             opened.create_question(question())
         await opened.durable()  # a new -wal file: synced, not yet checkpointed
@@ -225,8 +223,7 @@ async def test_every_so_many_commits_the_sync_checkpoints_them_into_the_database
 
 async def test_fewer_commits_than_that_stay_in_the_wal_file(tmp_path: Path) -> None:
     path = tmp_path / "handraise.db"
-    with Store.open(path) as opened:
-        opened._barrier = DurabilityBarrier(str(path), checkpoint_commits=10)
+    with Store.open(path, checkpoint_commits=10) as opened:
         opened.create_question(question())
         await opened.durable()
         opened.create_question(question())

@@ -117,7 +117,7 @@ async def test_when_the_groups_transaction_ends_under_it_every_write_fails_and_n
 
     def end_the_transaction() -> None:
         # Stands in for SQLite rolling the whole transaction back on a disk error (SQLITE_FULL, SQLITE_IOERR).
-        store.sync._db.execute("ROLLBACK")  # pyright: ignore[reportPrivateUsage]
+        store.sync.connection.execute("ROLLBACK")
 
     _, *outcomes = await asyncio.gather(
         first_write_of_the_turn(store),

@@ -11,12 +11,12 @@ import anyio
 import pytest
 
 from bot.channels.base import install_channel
-from bot.questions.clock import FakeClock
 from bot.questions.routing import Route, Router
 from bot.settings.tables import Subscription
 from bot.store.records import Delivery, QuestionRecord
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionRequest
 from tests.core.helpers import make_context
+from tests.fake_clock import FakeClock
 
 from .fakes import RecordingChannel, make_ledger
 

@@ -12,6 +12,7 @@ import pytest
 
 from bot.program import Running
 from bot.replicas.feed import FeedTiming
+from bot.store.postgres.store import PostgresStore
 from bot.store.records import QuestionRecord
 from core import AskUserQuestionAnswerItem
 from tests.mcp_server.rig import http_client
@@ -141,7 +142,8 @@ async def test_a_change_whose_notify_was_lost_arrives_by_catching_up(
         question_id = await ask(a)
         await delivered(a)
         store = b.installation.store
-        async with store._connection() as db:  # type: ignore[attr-defined]
+        assert isinstance(store, PostgresStore)
+        async with store.transaction() as db:
             cursor = await db.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'"
             )

@@ -15,7 +15,7 @@ from anyio.abc import TaskStatus
 from bot.channels.base import Sent
 from bot.config import Config
 from bot.program import Running, running
-from bot.questions.clock import Clock, FakeClock
+from bot.questions.clock import Clock
 from bot.questions.routing import Route
 from bot.replicas.replica import LeaseLost
 from bot.store.interface import AsyncStore
@@ -23,6 +23,7 @@ from bot.store.postgres.store import PostgresStore
 from bot.store.records import AgentRef, AuditKind, QuestionRecord
 from bot.store.sqlite.async_store import SqliteStore
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionOption
+from tests.fake_clock import FakeClock
 
 from .fakes import RecordingChannel
 from .program_rig import config_for, program

@@ -75,12 +75,12 @@ async def test_a_holder_whose_lock_connection_dies_stops_its_singleton_and_one_r
     postgres_url: str,
 ) -> None:
     singleton = Singleton()
-    async with started_replicas(postgres_url, LEASE) as [(a, _), (b, _)], anyio.create_task_group() as group:
+    async with started_replicas(postgres_url, LEASE) as [(a, a_store), (b, _)], anyio.create_task_group() as group:
         group.start_soon(a.run_alone, "telegram polling", singleton.body("a"))
         await singleton.until(["a"])
         group.start_soon(b.run_alone, "telegram polling", singleton.body("b"))
         # The holder's connection dies (its process was killed, its network went): the server drops the lock.
-        async with a._store.transaction() as db:  # pyright: ignore[reportPrivateUsage]
+        async with a_store.transaction() as db:
             await db.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid <> 0"
             )

@@ -10,7 +10,6 @@ import anyio
 import pytest
 
 from bot.channels.base import install_channel
-from bot.questions.clock import FakeClock
 from bot.questions.ledger import Ledger
 from bot.questions.routing import Router
 from bot.replicas.feed import FeedTiming
@@ -21,6 +20,7 @@ from bot.slack.transport import make_client
 from bot.store.postgres.store import PostgresStore
 from core import Agent, AgentRegistry, AskUserQuestionRequest, Context, UserQuestionService
 from tests.background_ask import ask_in_background
+from tests.fake_clock import FakeClock
 from tests.slack.fake_slack import TOKEN, FakeSlack, fake_slack
 from tests.slack.payloads import message_event
 from tests.slack.records import item

@@ -132,7 +132,7 @@ def test_a_damaged_store_at_start_is_one_line_and_exit_1(tmp_path: Path) -> None
     with Store.open(store_path) as store:
         for _ in range(200):
             store.create_question(QuestionRecord(questions=[AskUserQuestionItem(id="q", question="x" * 300)]))
-        store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     with store_path.open("r+b") as file:
         file.seek(4096 * 3)  # a page of the questions table, past the header and the schema
         file.write(random.Random(9).randbytes(4096))

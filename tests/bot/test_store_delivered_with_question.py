@@ -13,7 +13,6 @@ import anyio
 import psycopg
 import pytest
 
-from bot.questions.clock import FakeClock
 from bot.questions.ledger import Ledger
 from bot.replicas.feed import FeedTiming
 from bot.replicas.postgres_feed import PostgresChangeFeed
@@ -22,6 +21,7 @@ from bot.store.interface import AsyncStore
 from bot.store.postgres.store import PostgresStore
 from bot.store.records import NewDelivery, QuestionRecord, asked_detail, key_detail
 from bot.store.sqlite.async_store import SqliteStore
+from tests.fake_clock import FakeClock
 
 from .store_backends import kinds_of, record
 

@@ -31,11 +31,11 @@ ASK = {"questions": [{"id": "go", "question": "Deploy v2?", "options": [{"label"
 @contextmanager
 def read_only(store: Store) -> Iterator[None]:
     """The store's file turns read-only under the running program (SQLite reports it as it would for the file)."""
-    store._db.execute("PRAGMA query_only = ON")
+    store.connection.execute("PRAGMA query_only = ON")
     try:
         yield
     finally:
-        store._db.execute("PRAGMA query_only = OFF")
+        store.connection.execute("PRAGMA query_only = OFF")
 
 
 def question(text: str = "Ship it?") -> QuestionRecord:
@@ -63,12 +63,12 @@ def test_a_full_disk_records_nothing_and_the_next_write_works_once_there_is_room
     with Store.open(tmp_path / "handraise.db") as store:
         kept = question()
         store.create_question(kept)
-        pages = store._db.execute("PRAGMA page_count").fetchone()[0]
-        store._db.execute(f"PRAGMA max_page_count = {pages}")
+        pages = store.connection.execute("PRAGMA page_count").fetchone()[0]
+        store.connection.execute(f"PRAGMA max_page_count = {pages}")
         big = question("x" * 50_000)  # needs new pages the "disk" cannot give
         with pytest.raises(StoreUnavailable, match="database or disk is full"):
             store.create_question(big)
-        store._db.execute("PRAGMA max_page_count = 1000000")
+        store.connection.execute("PRAGMA max_page_count = 1000000")
         assert store.get_question(big.id) is None
         assert [event.kind for event in store.history()] == ["asked"]
         store.create_question(big)  # no transaction was left open by the failed one
@@ -89,7 +89,7 @@ def test_a_damaged_page_is_store_unavailable_saying_the_file_is_damaged(tmp_path
     with Store.open(path) as store:
         for _ in range(200):
             store.create_question(question("x" * 300))
-        store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     with path.open("r+b") as file:
         file.seek(4096 * 3)
         file.write(random.Random(9).randbytes(4096))

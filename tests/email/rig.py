@@ -12,7 +12,7 @@ import anyio
 from bot.channels.base import DeliveryError, install_channel
 from bot.email.channel import EmailChannel, Handled
 from bot.email.settings import EmailSettings
-from bot.questions.clock import Clock, FakeClock
+from bot.questions.clock import Clock
 from bot.questions.ledger import Ledger
 from bot.questions.routing import Router
 from bot.store.sqlite.async_store import SqliteStore
@@ -26,6 +26,7 @@ from core import (
     UserQuestionService,
 )
 from tests.bot.fakes import sync_store
+from tests.fake_clock import FakeClock
 
 SECRET = "email-tests-secret-0123456789abcdef"
 BOT = "bot@example.org"

@@ -13,11 +13,11 @@ import pytest
 from bot.config import Config
 from bot.email.channel import EmailChannel
 from bot.installation import build_channels
-from bot.questions.clock import FakeClock
 from bot.questions.ledger import Ledger
 from bot.settings.errors import ConfigError
 from bot.store.sqlite.async_store import SqliteStore
 from core import AbortController, AskUserQuestionAnswer, AskUserQuestionAnswerItem, UserQuestionError
+from tests.fake_clock import FakeClock
 
 from .rig import BOT, EmailRig, body_of, email_settings, reply_to
 from .samples import DATABASE, FEATURES, PLAN

@@ -45,7 +45,7 @@ def watcher(handled: list[bytes]) -> ImapWatcher:
 async def test_other_untagged_lines_in_a_search_response_are_not_uids() -> None:
     handled: list[bytes] = []
     imap = ScriptedImap([[b"11", b"15 EXISTS", b"3 RECENT"], []])
-    await watcher(handled)._fetch_new(imap)  # type: ignore[arg-type]  # scripted stand-in for aioimaplib.IMAP4
+    await watcher(handled).fetch_new(imap)  # type: ignore[arg-type]  # scripted stand-in for aioimaplib.IMAP4
     assert imap.fetched == [11]
 
 
@@ -53,7 +53,7 @@ async def test_catch_up_searches_again_until_nothing_new_arrives() -> None:
     handled: list[bytes] = []
     imap = ScriptedImap([[b"11 12"], [b"13"], []])
     found = watcher(handled)
-    await found._fetch_new(imap)  # type: ignore[arg-type]
+    await found.fetch_new(imap)  # type: ignore[arg-type]
     assert imap.fetched == [11, 12, 13]
     assert found.last_uid == 13
 
@@ -83,7 +83,7 @@ async def test_after_a_reconnect_it_catches_up_from_the_last_uid_it_read() -> No
     found = watcher([])
     found.uidvalidity = 7
     imap = RecordingImap([[b"11 12"], []])
-    await found._catch_up(imap, selected(7, 13))  # type: ignore[arg-type]
+    await found.catch_up(imap, selected(7, 13))  # type: ignore[arg-type]
     assert (imap.criteria[0], imap.fetched) == ("UID 11:*", [11, 12])
 
 
@@ -91,7 +91,7 @@ async def test_a_new_uidvalidity_reads_the_unseen_mail_instead_of_trusting_old_u
     found = watcher([])
     found.uidvalidity = 7
     imap = RecordingImap([[b"3 4"]])
-    await found._catch_up(imap, selected(8, 5))  # type: ignore[arg-type]
+    await found.catch_up(imap, selected(8, 5))  # type: ignore[arg-type]
     assert (imap.criteria, imap.fetched) == (["UNSEEN"], [3, 4])
     assert (found.uidvalidity, found.last_uid) == (8, 4)
 
@@ -119,7 +119,7 @@ async def test_without_idle_it_polls_and_stops_when_the_connection_is_lost() -> 
         async with anyio.create_task_group() as group:
             group.start_soon(lose_after_the_reply)
             try:
-                await found._poll(imap, lost)  # type: ignore[arg-type]
+                await found.poll(imap, lost)  # type: ignore[arg-type]
             except ImapError as error:
                 caught.append(error)
     assert "lost" in str(caught[0])

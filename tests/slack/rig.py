@@ -15,11 +15,11 @@ from anyio.abc import TaskGroup
 from slack_bolt.response import BoltResponse
 
 from bot.channels.base import install_channel
-from bot.questions.clock import FakeClock
 from bot.questions.ledger import Ledger
 from bot.questions.routing import Router
 from bot.slack.channel import SlackChannel
 from bot.slack.settings import SlackSettings, SlackSubscription
+from bot.slack.threads import Threads
 from bot.slack.transport import make_client
 from core import (
     AbortSignal,
@@ -31,6 +31,7 @@ from core import (
     UserQuestionService,
 )
 from tests.background_ask import Asked, ask_in_background
+from tests.fake_clock import FakeClock
 
 from ..bot.fakes import make_ledger, sync_store
 from .fake_slack import TOKEN, FakeSlack, fake_slack
@@ -66,6 +67,14 @@ class SlackRig:
 
     async def event(self, payload: dict[str, Any], **signing: Any) -> BoltResponse:
         return await self.channel.app.async_dispatch(bolt_request(event_body(payload), **signing))
+
+    async def restart_memory(self) -> None:
+        """Give the channel a fresh memory of threads, as a new process has: the next post and reply read the store.
+        Waits first for every question asked so far to have its Slack delivery recorded, as before a restart."""
+        store = sync_store(self.ledger.store)
+        await self.until(lambda: all(store.get_delivery(q.id, "slack") for q in store.list_questions(limit=1000)))
+        # The channel's parts share one Threads object: it gets a new process's empty memory in place.
+        vars(self.channel.threads).update(vars(Threads(self.channel.name)))
 
     async def until(self, predicate: Any, seconds: float = 5) -> None:
         """Wait for a condition that follows an acknowledged request (its work completes after the ack)."""

@@ -455,7 +455,7 @@ async def test_thread_replies_find_questions_asked_before_and_after_the_first_re
         asked = rig.ask(YES_NO)
         await rig.posted()
         await rig.until(lambda: sync_store(rig.ledger.store).get_delivery(rig.question_id(), "slack") is not None)
-        rig.channel.threads.forget()  # as after a restart
+        await rig.restart_memory()  # as after a restart
         await rig.event(message_event("no", thread_ts=TS))
         assert wire(await asked.answer()) == [{"id": "q1", "selected": ["No"]}]
         again = rig.ask(YES_NO)

@@ -56,7 +56,7 @@ async def test_the_agents_thread_is_found_again_after_a_restart(tmp_path: Path) 
     async with slack_rig(tmp_path) as rig:
         rig.ask(YES_NO)
         await rig.posted()
-        rig.channel.threads.forget()  # a new process has no map yet
+        await rig.restart_memory()  # a new process has no map yet
         rig.ask(YES_NO)
         assert (await rig.posted(2))["thread_ts"] == TS
 

@@ -13,7 +13,6 @@ import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from bot.channels.base import install_channel
-from bot.questions.clock import FakeClock
 from bot.questions.ledger import Ledger
 from bot.questions.routing import Router
 from bot.store.records import QuestionRecord
@@ -32,6 +31,7 @@ from core import (
 )
 from tests.background_ask import Asked, ask_in_background
 from tests.bot.fakes import sync_store
+from tests.fake_clock import FakeClock
 
 from .fake_telegram import TOKEN, FakeTelegram, fake_telegram, user
 

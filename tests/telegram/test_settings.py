@@ -9,7 +9,6 @@ import pytest
 
 from bot.channels.kind import BuildContext
 from bot.config import parse_config
-from bot.questions.clock import FakeClock
 from bot.questions.ledger import Ledger
 from bot.settings.errors import ConfigError
 from bot.store.sqlite.async_store import SqliteStore
@@ -17,6 +16,7 @@ from bot.telegram.channel import TelegramChannel
 from bot.telegram.kind import TELEGRAM
 from bot.telegram.settings import TelegramSettings
 from tests.bot.fakes import sync_store
+from tests.fake_clock import FakeClock
 
 
 def error_for(text: str) -> str:

@@ -19,12 +19,12 @@ async def test_an_answer_the_store_cannot_write_is_503_naming_the_file_and_is_no
 ) -> None:
     record = web_question(store)
     csrf = csrf_of(await (await client.get("/")).text())
-    store._db.execute("PRAGMA query_only = ON")  # the file turned read-only
+    store.connection.execute("PRAGMA query_only = ON")  # the file turned read-only
     try:
         response = await answer(client, record.id, [("q0", "0")], csrf=csrf)
         page = await response.text()
     finally:
-        store._db.execute("PRAGMA query_only = OFF")
+        store.connection.execute("PRAGMA query_only = OFF")
     assert response.status == 503
     assert response.content_type == "text/html"
     assert "STORE_UNAVAILABLE" in page and store.path in page
@@ -44,7 +44,7 @@ async def test_answer_sent_is_said_only_after_the_answer_is_fsynced(client: Clie
         syncing.set()
         go.wait(10)
 
-    store._barrier._fsync = slow_fsync  # a disk that takes its time
+    store.barrier.fsync = slow_fsync  # a disk that takes its time
     replies: list[int] = []
 
     async def post() -> None:

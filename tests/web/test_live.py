@@ -95,7 +95,7 @@ async def test_events_stay_small_however_large_the_question(client: Client, ctx:
         asking.controller.abort("moved on")
         await next_event(stream)
     stream.close()
-    kept = inbox.shown.feed._recent  # pyright: ignore[reportPrivateUsage]  # the backlog a reconnecting page replays
+    kept = inbox.shown.feed.backlog  # what a reconnecting page replays
     assert len(kept) == 2 and all(len(event.data) < 200 for event in kept)
     assert "x" * 1000 in await card(client, asked["id"])
 
@@ -185,10 +185,10 @@ def test_the_backlog_replays_only_what_it_still_holds() -> None:
         feed.publish({"n": number})
     with feed.subscribe(None) as (missed, _):
         assert missed == []
-    last_id = f"{feed._epoch}-{BACKLOG + 3}"
+    last_id = f"{feed.epoch}-{BACKLOG + 3}"
     with feed.subscribe(last_id) as (missed, _):
         assert [json.loads(event.data)["n"] for event in missed] == [BACKLOG + 3, BACKLOG + 4]
-    with feed.subscribe(f"{feed._epoch}-2") as (missed, _):
+    with feed.subscribe(f"{feed.epoch}-2") as (missed, _):
         assert [json.loads(event.data) for event in missed] == [{"kind": "reload"}]
 
 

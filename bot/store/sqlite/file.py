@@ -19,7 +19,7 @@ from typing import Any, Self
 
 from bot.store.errors import StoreError, StoreUnavailable
 from bot.store.sqlite.schema import configure, migrate
-from bot.store.sqlite.sync import DurabilityBarrier, Fsync
+from bot.store.sqlite.sync import CHECKPOINT_COMMITS, DurabilityBarrier, Fsync
 
 BACKSTOP_CHECKPOINT_PAGES = 10_000
 """-wal pages at which a COMMIT checkpoints by itself: only reached when nobody awaits `durable()` for a while."""
@@ -39,10 +39,13 @@ class StoreFile:
         self._group_failure: StoreError | None = None
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, fsync: Fsync = os.fsync) -> Self:
+    def open(
+        cls, path: str | os.PathLike[str], *, fsync: Fsync = os.fsync, checkpoint_commits: int = CHECKPOINT_COMMITS
+    ) -> Self:
         """Open (creating if needed) the store at `path`, or an in-memory one for `":memory:"`, and migrate it.
 
-        `fsync` is what `durable()` calls on the files (tests count or slow it). Raises StoreError when the file is
+        `fsync` is what `durable()` calls on the files (tests count or slow it); `checkpoint_commits` is how many
+        commits the durability barrier lets pass between checkpoints. Raises StoreError when the file is
         not a SQLite database, belongs to another application, or was written by a newer handraise, and
         StoreUnavailable when it is damaged.
         """
@@ -66,7 +69,7 @@ class StoreFile:
         except BaseException:
             connection.close()
             raise
-        return cls(connection, name, DurabilityBarrier(None if name == ":memory:" else name, fsync))
+        return cls(connection, name, DurabilityBarrier(None if name == ":memory:" else name, fsync, checkpoint_commits))
 
     @property
     def path(self) -> str:
@@ -76,6 +79,17 @@ class StoreFile:
     def schema_version(self) -> int:
         with self._read() as db:
             return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The SQLite connection itself, outside the store's lock: for tests and tools that set a PRAGMA (a file
+        turned read-only, a full disk) or force a checkpoint."""
+        return self._db
+
+    @property
+    def barrier(self) -> DurabilityBarrier:
+        """The durability barrier `durable()` waits on (tests swap its `fsync` for a slow or failing disk)."""
+        return self._barrier
 
     @property
     def commits(self) -> int:

@@ -45,7 +45,8 @@ class DurabilityBarrier:
     ) -> None:
         """`database` is the SQLite file's path, or None for an in-memory store (nothing to sync)."""
         self._database = database
-        self._fsync = fsync
+        self.fsync = fsync
+        """What a sync calls on each file; tests swap it for a disk that holds, slows or fails."""
         self._checkpoint_commits = checkpoint_commits
         self._checkpointed = 0  # the commit count the last checkpoint began at
         self._checkpointer: sqlite3.Connection | None = None
@@ -53,8 +54,6 @@ class DurabilityBarrier:
         self._synced = 0
         self._running: anyio.Event | None = None
         self._file: tuple[int, int, int] | None = None  # (fd, st_dev, st_ino) of the synced -wal file
-        self.syncs = 0
-        """How many fsync rounds have completed: a figure for benchmarks and tests."""
 
     @property
     def commits(self) -> int:
@@ -81,7 +80,6 @@ class DurabilityBarrier:
                 # Not cancellable: the fsync runs to its end in its thread either way, and the waiters need its outcome.
                 await anyio.to_thread.run_sync(self._sync)
                 self._synced = max(self._synced, covers)
-                self.syncs += 1
             finally:
                 self._running = None
                 done.set()
@@ -111,12 +109,12 @@ class DurabilityBarrier:
             self._close_wal()
             fd = os.open(wal, os.O_RDONLY | os.O_CLOEXEC)
             self._file = (fd, status.st_dev, status.st_ino)
-            self._fsync(fd)
+            self.fsync(fd)
             # A new -wal file: make its directory entry durable too, with the database file's own header.
             self._sync_path(self._database)
             self._sync_path(str(Path(self._database).parent))
             return
-        self._fsync(self._file[0])
+        self.fsync(self._file[0])
         covers = self._commits
         if covers - self._checkpointed >= self._checkpoint_commits:
             self._checkpointed = covers
@@ -135,6 +133,6 @@ class DurabilityBarrier:
     def _sync_path(self, path: str) -> None:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:
-            self._fsync(fd)
+            self.fsync(fd)
         finally:
             os.close(fd)
