@@ -3,7 +3,7 @@
 The seam (`core`) checks what a request means (EMPTY_QUESTIONS, BAD_INTENT) and nothing else, by design. This is the
 transport's own door: a request that could never be shown or answered — a duplicate id, a NUL, a megabyte label, JSON
 nested a million levels deep — is refused before it is stored, with the field that is wrong and what to do instead.
-The limits are documented in README.md; keep the two in step. Standard library only: `handraise ask` runs these
+The limits are documented in docs/api.md#limits; keep the two in step. Standard library only: `handraise ask` runs these
 checks before it sends, and it must start without pydantic (tests/bot/test_startup.py). The checks read the decoded
 JSON as sent, skipping values of the wrong type, which the API's pydantic model then refuses in its own words.
 """
