@@ -102,6 +102,16 @@ class Ledger:
         pending."""
         return self._mode.closing
 
+    @property
+    def watches(self) -> Watches:
+        """Long polls on questions held by other replicas: what the change feed must wake."""
+        return self._watches
+
+    @property
+    def waiting(self) -> int:
+        """How many long polls wait in this process now."""
+        return len(self._long_polls)
+
     # --- holding questions (`pending`) ---------------------------------------------------------------------------
 
     def bind(

@@ -122,12 +122,12 @@ async def test_a_long_poll_on_a_question_held_elsewhere_returns_when_the_feed_se
                 assert (await ledger.wait(record.id, 60)).status == "cancelled"
 
             tasks.start_soon(poll)
-            while not ledger._watches:  # pyright: ignore[reportPrivateUsage]
+            while not ledger.watches:
                 await anyio.sleep(0.01)
             # Another replica cancels it: the store changes, then the feed reads it.
             ended = await ledger.store.resolve(record.id, "cancelled", error_code="ASK_CANCELLED", error_message="no")
             await ledger.refresh([Stored(ended.record)])
-    assert not ledger._watches  # pyright: ignore[reportPrivateUsage]
+    assert not ledger.watches
 
 
 async def test_without_a_feed_a_long_poll_on_a_question_not_held_returns_at_once(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ async def test_a_long_poll_on_another_replica_still_times_out_pending(tmp_path: 
         with anyio.fail_after(5):
             await poll(b, question_id, result, wait=0.3)
         assert result["status"] == "pending"
-        assert not b.installation.ledger._watches  # pyright: ignore[reportPrivateUsage]  # nothing left behind
+        assert not b.installation.ledger.watches  # nothing left behind
 
 
 ASK_APPROVE = {"questions": [{"id": "go", "question": "Ship?", "options": [{"label": "Approve"}, {"label": "No"}]}]}
@@ -268,7 +268,7 @@ async def test_get_answer_over_mcp_on_a_replica_not_holding_the_question_returns
                     await anyio.sleep(0.3)
                     assert got == {}
                     # A long poll woken by the feed, not a call coming back early again and again.
-                    assert asked["handle"] in b.installation.ledger._watches  # pyright: ignore[reportPrivateUsage]
+                    assert asked["handle"] in b.installation.ledger.watches
                     await answer(a, asked["handle"], "No")
     assert got == {"status": "answered", "handle": asked["handle"], "answers": [{"id": "go", "selected": ["No"]}]}
 

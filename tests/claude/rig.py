@@ -81,7 +81,7 @@ async def pending_question(program: Running) -> QuestionRecord:
             await anyio.sleep(0.02)
         # A question is in the store before its asker hears the 202 (that waits for the fsync): wait until the
         # asker is long-polling for it, so that a signal sent now finds it waiting (its handlers installed).
-        while not program.installation.ledger._long_polls:
+        while not program.installation.ledger.waiting:
             await anyio.sleep(0.02)
     return pending[0]
 
