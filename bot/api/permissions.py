@@ -8,13 +8,13 @@ rule makes is written to the audit log (a `rule` line) before it is answered.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from aiohttp import web
 from pydantic import ValidationError
 
 from bot.api.permission_body import PermissionBody
 from bot.api.routes import LEDGER_KEY, REMOTE_KEY, STATUS_OF_CODE, error_response, read_body
+from bot.permissions.audit import rule_detail
 from bot.permissions.prompt import Permission, question
 from bot.permissions.rules import Rule, Verdict, decide, learned_id
 from bot.questions.validation import MAX_BODY_BYTES, RequestRefused, check_ask_payload, field_path, parse_ask_body
@@ -33,18 +33,6 @@ async def verdict_for(
     return decide(permission, agent, [*rules, *([Rule.learned(learned)] if learned is not None else [])])
 
 
-def rule_line(verdict: Verdict, permission: Permission, agent: AgentRef | None) -> dict[str, Any]:
-    """The audit detail of a decision a rule made: the rule, the decision, the agent and the request."""
-    detail: dict[str, Any] = {"rule": verdict.rule.to_wire(), "decision": verdict.behavior, "message": verdict.message}
-    if len(verdict.rules) > 1:
-        detail["rules"] = [rule.id for rule in verdict.rules]
-    if agent is not None:
-        detail["agent"] = agent.model_dump(exclude_none=True)
-    wire = permission.to_wire()
-    detail["permission"] = {key: value for key, value in wire.items() if key != "detail"}
-    return detail
-
-
 async def ask_permission(request: web.Request) -> web.Response:
     try:
         body = PermissionBody.model_validate(parse_ask_body(await read_body(request, MAX_BODY_BYTES)))
@@ -57,7 +45,7 @@ async def ask_permission(request: web.Request) -> web.Response:
     store = request.app[LEDGER_KEY].store
     verdict = await verdict_for(permission, agent, request.app[RULES_KEY], store)
     if verdict is not None:
-        await store.audit_rule(actor=agent.id if agent else None, detail=rule_line(verdict, permission, agent))
+        await store.audit_rule(actor=agent.id if agent else None, detail=rule_detail(verdict, permission, agent))
         await store.durable()
         return web.json_response(
             {"behavior": verdict.behavior, "message": verdict.message, "rule": verdict.rule.to_wire()}
