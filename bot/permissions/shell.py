@@ -63,6 +63,9 @@ class _Splitter:
         self.parts: list[tuple[int, str]] = []
         self.offset = 0
         """Where `text` starts in the outermost command, so that inner parts sort by where they stand."""
+        self.after_redirection = -1
+        """Where the last unquoted, unescaped `<` or `>` ended: a `&` or `|` right there belongs to it (`2>&1`,
+        `>| file`). A backslash-escaped `>` is a plain character, and a `&` after it a separator."""
 
     def split(self) -> list[tuple[int, str]]:
         self._commands(closer=None, depth=self.depth)
@@ -88,7 +91,7 @@ class _Splitter:
                 self._emit(start, group_end)
                 self.pos += 1
             elif char == "|":
-                if self.pos > start and text[self.pos - 1] == ">":
+                if self.pos == self.after_redirection and text[self.pos - 1] == ">":
                     self.pos += 1  # >| file: a redirection
                     continue
                 self._emit(start, group_end)
@@ -97,7 +100,7 @@ class _Splitter:
                 if text.startswith("&&", self.pos):
                     self._emit(start, group_end)
                     self.pos += 2
-                elif text.startswith("&>", self.pos) or (self.pos > start and text[self.pos - 1] in "<>"):
+                elif text.startswith("&>", self.pos) or self.pos == self.after_redirection:
                     self.pos += 1  # a redirection: &> file, 2>&1, <&3
                     continue
                 else:
@@ -159,6 +162,7 @@ class _Splitter:
             self.pos += 3
         else:  # < or > alone (a redirection); ( ) ; & | are the list's
             self.pos += 1
+            self.after_redirection = self.pos
 
     def _escape(self) -> None:
         if self.pos + 1 >= len(self.text):

@@ -25,6 +25,11 @@ from bot.permissions.shell import MAX_NESTING, command_parts, without_reserved_w
         ("ls &> out", ["ls &> out"]),
         ("ls >| out", ["ls >| out"]),
         ("ls <&3", ["ls <&3"]),
+        ("ls >&2&rm x", ["ls >&2", "rm x"]),
+        ("echo \\>&rm -rf /", ["echo \\>", "rm -rf /"]),
+        ("echo \\>|sh", ["echo \\>", "sh"]),
+        ("echo '>'&rm", ["echo '>'", "rm"]),
+        ('echo ">"|sh', ['echo ">"', "sh"]),
     ],
 )
 def test_lists_and_pipelines_split_at_every_operator(command: str, parts: list[str]) -> None:
