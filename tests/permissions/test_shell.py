@@ -94,6 +94,29 @@ def test_what_cannot_be_read_for_sure_gives_none(command: str) -> None:
     assert command_parts(command) is None
 
 
+@pytest.mark.parametrize(
+    ("command", "parts"),
+    [
+        ("git status # what's changed", ["git status # what's changed"]),
+        ("git status\n# a note; with 'quotes\nls", ["git status", "ls"]),
+        ("# only a comment", []),
+        ("echo a#b; rm x", ["echo a#b", "rm x"]),
+        ("echo $#; rm x", ["echo $#", "rm x"]),
+        ("echo ${#x}; rm x", ["echo ${#x}", "rm x"]),
+        ("echo \\ #x; rm x", ["echo \\ #x", "rm x"]),
+        ('echo "#"; rm x', ['echo "#"', "rm x"]),
+    ],
+)
+def test_a_comment_runs_nothing_and_a_hash_inside_a_word_is_no_comment(command: str, parts: list[str]) -> None:
+    assert command_parts(command) == tuple(parts)
+
+
+def test_a_quote_in_a_comment_opens_nothing() -> None:
+    # The shell runs the second line (and fails on the third only after): never one part "echo a …".
+    assert command_parts("echo a #'\nrm -rf /") == ("echo a #'", "rm -rf /")
+    assert command_parts("echo a #'\nrm -rf /\n'") is None
+
+
 def test_a_here_string_is_read() -> None:
     assert command_parts("cat <<< 'a; b'") == ("cat <<< 'a; b'",)
 
