@@ -207,10 +207,11 @@ class _Splitter:
             elif char == "`":
                 self._backticks(depth)
             else:
-                self._dollar(depth)
+                self._dollar(depth, quoted=True)
         raise _Unreadable
 
-    def _dollar(self, depth: int) -> None:
+    def _dollar(self, depth: int, *, quoted: bool = False) -> None:
+        """A `$` and what it opens; `quoted` inside double quotes, where `$'` is a `$` and a plain quote mark."""
         text = self.text
         if text.startswith("$(", self.pos):
             self.pos += 2
@@ -218,7 +219,7 @@ class _Splitter:
         elif text.startswith("${", self.pos):
             self.pos += 2
             self._braces(depth + 1)
-        elif text.startswith("$'", self.pos):
+        elif text.startswith("$'", self.pos) and not quoted:
             self._ansi_c_quoted()
         else:
             self.pos += 1

@@ -30,6 +30,7 @@ from bot.permissions.shell import MAX_NESTING, command_parts, without_reserved_w
         ("echo \\>|sh", ["echo \\>", "sh"]),
         ("echo '>'&rm", ["echo '>'", "rm"]),
         ('echo ">"|sh', ['echo ">"', "sh"]),
+        ('echo "$\'"; rm -rf /; echo "\'"', ['echo "$\'"', "rm -rf /", 'echo "\'"']),
     ],
 )
 def test_lists_and_pipelines_split_at_every_operator(command: str, parts: list[str]) -> None:
