@@ -67,6 +67,21 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--limit", type=int, default=200)
     history.add_argument("--json", action="store_true", help="one JSON object per line")
     _runs(history, "bot.commands:run")
+
+    rules = commands.add_parser(
+        "rules",
+        help="list the rules that decide coding agents' permission prompts, or remove a learned one",
+        description='List the [[rules]] of the config and the rules learned from "Always allow" (id, tool, match, '
+        "decision, where each came from, when it was learned).",
+    )
+    rules.add_argument("--config", help=CONFIG_HELP)
+    rules.add_argument("--json", action="store_true", help="one JSON list of every rule")
+    _runs(rules, "bot.commands:run")
+    rule_actions = rules.add_subparsers(dest="action", metavar="{remove}")
+    remove = rule_actions.add_parser("remove", help="remove a learned rule; every running serve stops using it at once")
+    remove.add_argument("id", help="the rule's id, as `handraise rules` lists it (learned-…)")
+    # SUPPRESS: without it, the action's unset --config would hide one given before the action.
+    remove.add_argument("--config", default=argparse.SUPPRESS, help=CONFIG_HELP)
     mcp = commands.add_parser(
         "mcp",
         help="an MCP server on stdin/stdout for Claude Desktop, Cursor and other MCP clients",

@@ -1,4 +1,5 @@
-"""`handraise serve`, `routes` and `history`: the commands that read the config (and so import the whole bot)."""
+"""`handraise serve`, `routes`, `history` and `rules`: the commands that read the config (and so import the whole
+bot)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import anyio
 
 from bot.clients.ask import agent_labels
 from bot.config import Config, load_config
+from bot.permissions.audit import rule_line_json, rule_line_text
 from bot.settings.errors import ConfigError
 from bot.store.errors import StoreError
 from bot.store.records import AgentRef, AuditEvent
@@ -89,6 +91,9 @@ def cmd_history(args: argparse.Namespace) -> int:
     config = load(args.config, secrets=False)
     events = anyio.run(read_history, config, args)
     for event in events:
+        if event.kind == "rule":  # a decision a rule made: a line of its own, with no question
+            print(json.dumps(rule_line_json(event), ensure_ascii=False) if args.json else rule_line_text(event))
+            continue
         if args.json:
             print(event.model_dump_json())
             continue
@@ -109,9 +114,19 @@ async def read_history(config: Config, args: argparse.Namespace) -> list[AuditEv
         await store.close()
 
 
+def cmd_rules(args: argparse.Namespace) -> int:
+    """List the config's rules and the learned ones, or remove a learned one (`handraise rules remove ID`)."""
+    from bot.permissions.listing import list_rules, remove_rule
+
+    config = load(args.config, secrets=False)
+    if getattr(args, "action", None) == "remove":
+        return remove_rule(config, args.id, config_path(args.config))
+    return list_rules(config, as_json=args.json)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the chosen command; a bad config exits 2 and a store that cannot be opened exits 1, each in one line."""
-    commands = {"serve": cmd_serve, "routes": cmd_routes, "history": cmd_history}
+    commands = {"serve": cmd_serve, "routes": cmd_routes, "history": cmd_history, "rules": cmd_rules}
     try:
         return commands[args.command](args)
     except ConfigError as error:

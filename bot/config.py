@@ -92,7 +92,7 @@ def parse_config(
         config = Config.model_validate(raw)
     except ValidationError as err:
         loc, message = _explain(err.errors()[0])
-        raise _error(message, loc, text, path) from err
+        raise _error(message + _rule_named(raw, loc), loc, text, path) from err
     env = os.environ if environ is None else environ
     # Commands that only read the config (routes, history) need no secrets; serve and ask-time code do.
     for loc, name in required_environment(config) if check_environment else ():
@@ -136,6 +136,16 @@ def _literal_secret(table: Mapping[str, Any], loc: Loc = ()) -> Loc | None:
             if found := _literal_secret(sub, where):
                 return found
     return None
+
+
+def _rule_named(raw: Mapping[str, Any], loc: Loc) -> str:
+    """` (rule "git-read")` for a mistake inside a `[[rules]]` table: its id, or `config-<n>` by its place."""
+    if len(loc) < 2 or loc[0] != "rules" or not isinstance(loc[1], int):
+        return ""
+    rules = raw.get("rules")
+    table = rules[loc[1]] if isinstance(rules, list) and loc[1] < len(rules) else None
+    given = table.get("id") if isinstance(table, dict) else None
+    return f" (rule {_q(given if isinstance(given, str) else f'config-{loc[1] + 1}')})"
 
 
 def _explain(error: ErrorDetails) -> tuple[Loc, str]:

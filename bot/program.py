@@ -17,6 +17,7 @@ from aiohttp import web
 from bot.api.accepting import AcceptingSite
 from bot.api.capacity import LISTEN_BACKLOG, WaitingCap, raise_open_files_limit, throttle_flood_logs
 from bot.api.guards import OwnHosts, request_guards
+from bot.api.permissions import add_permission_routes
 from bot.api.remote import RemoteQuestions
 from bot.api.routes import BearerAuth, add_api_routes
 from bot.channels.base import Channel
@@ -26,6 +27,7 @@ from bot.installation import Installation, install
 from bot.mcp_server.http import McpEndpoint
 from bot.mcp_server.relay import ProgramRelay
 from bot.mcp_server.tools import QuestionTools, Timing
+from bot.permissions.rules import config_rules
 from bot.questions.clock import Clock
 from bot.questions.tasks import TaskBag
 from bot.replicas.feed import FeedTiming
@@ -152,6 +154,7 @@ def _endpoints(
     app = web.Application(middlewares=[guards], client_max_size=2 * 1024 * 1024)
     remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
     add_api_routes(app, installation.ledger, remote)
+    add_permission_routes(app, config_rules(config.rules))
     tools = QuestionTools(ProgramRelay(remote, installation.ledger), timing=mcp_timing or Timing())
     mcp = McpEndpoint(tools, host=config.server.host)
     mcp.add_routes(app)

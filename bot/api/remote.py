@@ -8,6 +8,7 @@ a restart they are resumed from the store, and channels find their earlier deliv
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import anyio
 
@@ -59,8 +60,11 @@ class RemoteQuestions:
         self._tasks = tasks
         self._running: set[str] = set()
 
-    async def ask(self, questions: list[AskUserQuestionItem], agent: AgentRef | None) -> QuestionRecord:
-        """Check, record and start asking; returns the pending record at once.
+    async def ask(
+        self, questions: list[AskUserQuestionItem], agent: AgentRef | None, *, permission: dict[str, Any] | None = None
+    ) -> QuestionRecord:
+        """Check, record and start asking; returns the pending record at once. `permission` is the coding agent's
+        permission prompt the question asks (`POST /v1/permissions`), kept with it for what "Always allow" learns.
 
         Raises UserQuestionError for what `ask()` would refuse (EMPTY_QUESTIONS, BAD_INTENT) and NO_PROVIDER when no
         configured channel takes this agent's questions, and Stopping while this process stops — before anything is
@@ -75,7 +79,9 @@ class RemoteQuestions:
         self._service().check(request)
         if not self._router.routes(agent):
             raise no_provider()
-        record = QuestionRecord(agent=agent, questions=questions, origin="api", created_at=self._ledger.clock.now())
+        record = QuestionRecord(
+            agent=agent, questions=questions, origin="api", created_at=self._ledger.clock.now(), permission=permission
+        )
         delivery = self._delivery_with(record)
         await self._ledger.store.create_question(record, delivery)
         await self._ledger.announce(record)

@@ -8,6 +8,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from bot.api.permission_body import RULE_SCHEMA, PermissionBody, permissions_path
 from bot.api.remote import RemoteQuestions
 from bot.questions.ledger import Ledger, UnknownQuestion
 from bot.questions.validation import MAX_BODY_BYTES, RequestRefused, field_path, parse_ask_body, too_large
@@ -180,6 +181,10 @@ def openapi_document() -> dict[str, Any]:
     ask_schema = AskBody.model_json_schema(ref_template="#/components/schemas/{model}", by_alias=True)
     components = ask_schema.pop("$defs", {})
     components["AskBody"] = ask_schema
+    permission_schema = PermissionBody.model_json_schema(ref_template="#/components/schemas/{model}", by_alias=True)
+    components |= permission_schema.pop("$defs", {})
+    components["PermissionBody"] = permission_schema
+    components["Rule"] = RULE_SCHEMA
     error = {"$ref": "#/components/schemas/Error"}
     components["Error"] = {
         "type": "object",
@@ -264,6 +269,7 @@ def openapi_document() -> dict[str, Any]:
                     },
                 },
             },
+            "/v1/permissions": permissions_path(reply, error),
         },
     }
 

@@ -15,7 +15,7 @@ import re
 MAX_NESTING = 64
 """Substitutions and subshells nested deeper than this are not read (a person decides); no real command nests so."""
 
-_PLAIN = re.compile(r"[^\\'\"`$()<>;&|\n]+")
+_PLAIN = re.compile(r"[^\\'\"`$()<>;&|\n#]+")
 """A run of characters that mean nothing to the splitter, skipped at once (a long command is mostly these)."""
 _PLAIN_IN_DOUBLE_QUOTES = re.compile(r'[^\\"`$]+')
 _PLAIN_IN_BRACES = re.compile(r"[^\\'\"`${}]+")
@@ -63,6 +63,11 @@ class _Splitter:
         self.parts: list[tuple[int, str]] = []
         self.offset = 0
         """Where `text` starts in the outermost command, so that inner parts sort by where they stand."""
+        self.after_escape = -1
+        """Where the last backslash escape ended: the character before it is no blank that ends a word."""
+        self.after_redirection = -1
+        """Where the last unquoted, unescaped `<` or `>` ended: a `&` or `|` right there belongs to it (`2>&1`,
+        `>| file`). A backslash-escaped `>` is a plain character, and a `&` after it a separator."""
 
     def split(self) -> list[tuple[int, str]]:
         self._commands(closer=None, depth=self.depth)
@@ -88,7 +93,7 @@ class _Splitter:
                 self._emit(start, group_end)
                 self.pos += 1
             elif char == "|":
-                if self.pos > start and text[self.pos - 1] == ">":
+                if self.pos == self.after_redirection and text[self.pos - 1] == ">":
                     self.pos += 1  # >| file: a redirection
                     continue
                 self._emit(start, group_end)
@@ -97,7 +102,7 @@ class _Splitter:
                 if text.startswith("&&", self.pos):
                     self._emit(start, group_end)
                     self.pos += 2
-                elif text.startswith("&>", self.pos) or (self.pos > start and text[self.pos - 1] in "<>"):
+                elif text.startswith("&>", self.pos) or self.pos == self.after_redirection:
                     self.pos += 1  # a redirection: &> file, 2>&1, <&3
                     continue
                 else:
@@ -129,7 +134,7 @@ class _Splitter:
     def _emit(self, start: int, group_end: int) -> None:
         raw = self.text[start : self.pos]
         part = raw.strip()
-        if not part:
+        if not part or part.startswith("#"):  # nothing, or only a comment: nothing runs
             return
         if group_end > start and not self.text[group_end : self.pos].strip():
             return  # a subshell alone: its commands are the parts
@@ -145,6 +150,7 @@ class _Splitter:
             self.pos = plain.end()
         elif char == "\\":
             self._escape()
+            self.after_escape = self.pos
         elif char == "'":
             self.pos = self._closing_quote(self.pos + 1)
         elif char == '"':
@@ -153,12 +159,27 @@ class _Splitter:
             self._backticks(depth)
         elif char == "$":
             self._dollar(depth)
+        elif char == "#":
+            self._maybe_comment()
         elif char == "<" and text.startswith("<<", self.pos):
             if not text.startswith("<<<", self.pos):
                 raise _Unreadable  # a here-document: its lines are data, not commands, and not read here
             self.pos += 3
         else:  # < or > alone (a redirection); ( ) ; & | are the list's
             self.pos += 1
+            self.after_redirection = self.pos
+
+    def _maybe_comment(self) -> None:
+        """A `#` that starts a word starts a comment, to the end of the line: the shell runs nothing in it, and a
+        quote in it opens nothing. Inside a word (`a#b`, `$#`, after an escaped blank) it is a plain character."""
+        before = self.text[self.pos - 1] if self.pos > 0 else "\n"
+        if self.pos == self.after_escape or before not in " \t\n;&|()<>":
+            self.pos += 1
+        elif before in "()<>":
+            raise _Unreadable  # whether a word starts here is the shell's finer point: not guessed
+        else:
+            end = self.text.find("\n", self.pos)
+            self.pos = len(self.text) if end < 0 else end
 
     def _escape(self) -> None:
         if self.pos + 1 >= len(self.text):
@@ -186,10 +207,11 @@ class _Splitter:
             elif char == "`":
                 self._backticks(depth)
             else:
-                self._dollar(depth)
+                self._dollar(depth, quoted=True)
         raise _Unreadable
 
-    def _dollar(self, depth: int) -> None:
+    def _dollar(self, depth: int, *, quoted: bool = False) -> None:
+        """A `$` and what it opens; `quoted` inside double quotes, where `$'` is a `$` and a plain quote mark."""
         text = self.text
         if text.startswith("$(", self.pos):
             self.pos += 2
@@ -197,7 +219,7 @@ class _Splitter:
         elif text.startswith("${", self.pos):
             self.pos += 2
             self._braces(depth + 1)
-        elif text.startswith("$'", self.pos):
+        elif text.startswith("$'", self.pos) and not quoted:
             self._ansi_c_quoted()
         else:
             self.pos += 1

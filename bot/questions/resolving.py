@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from bot.permissions.rules import rule_learned_by
 from bot.questions.announcing import Announcer
 from bot.questions.answers import normalise_answer
 from bot.questions.lookup import QuestionLookup
@@ -36,14 +37,18 @@ class Resolver:
 
         `record` is the question as the caller has just read it, if it has (its questions never change; the store
         re-reads the status inside the write). Raises UnknownQuestion, or AnswerError when the answer does not fit
-        the questions (nothing is recorded).
+        the questions (nothing is recorded). "Always allow" on a coding agent's permission prompt stores the rule it
+        teaches in the same commit as the answer, so that the agent's next identical request finds it.
         """
         if record is None:
             record = await self._lookup.existing(question_id)
         if isinstance(items, AskUserQuestionAnswer):
             items = {item.id: item for item in items.answers}
         answer = normalise_answer(record.questions, items)
-        return await self._end(question_id, "answered", known=True, answer=answer, by=by, via=via, seen=record)
+        fields: dict[str, object] = {"answer": answer, "by": by, "via": via, "seen": record}
+        if (learn := rule_learned_by(record, answer, by)) is not None:
+            fields["learn"] = learn
+        return await self._end(question_id, "answered", known=True, **fields)
 
     async def resolve(
         self,

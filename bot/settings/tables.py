@@ -9,7 +9,7 @@ import fnmatch
 import ipaddress
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -267,6 +267,61 @@ class StoreSettings(Table):
     another replica takes over its pending questions, its mailbox watcher and its Telegram polling."""
 
 
+RULE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+LEARNED_PREFIX = "learned-"
+"""The ids of learned rules start with this; a config rule's id may not, so `handraise rules remove` is unambiguous."""
+SHELL_TOOL = "shell"
+"""The `tool` of rules over shell commands, whichever agent's tool runs them."""
+
+
+def _check_id(rule_id: str) -> str:
+    if not RULE_ID.fullmatch(rule_id):
+        raise ValueError(f'{_q(rule_id)} is not a rule id; use up to 64 letters, digits and - _ . : (e.g. "git-read")')
+    if rule_id.startswith(LEARNED_PREFIX):
+        raise ValueError(f"{_q(rule_id)} starts with {_q(LEARNED_PREFIX)}, as learned rules' ids do; rename it")
+    return rule_id
+
+
+def _check_pattern(pattern: str) -> str:
+    if not pattern.strip():
+        raise ValueError('is empty, so it matches nothing; write e.g. "git status*", or "*" for anything')
+    return pattern
+
+
+class RuleSettings(Table):
+    """One `[[rules]]` table. `tool = "shell"` is every agent's shell tool; another value is a glob over the agent's
+    tool name. `match` is a glob over the command (shell) or the tool input as canonical JSON; `*` spans anything."""
+
+    id: Annotated[str, AfterValidator(_check_id)] | None = None
+    tool: Annotated[str, AfterValidator(_check_pattern)]
+    match: Annotated[str, AfterValidator(_check_pattern)]
+    decision: Literal["allow", "deny"]
+    agents: (
+        Annotated[list[Glob], non_empty("is empty, so the rule is for no agent; remove it to cover every agent")] | None
+    ) = None
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+def rule_id(rule: RuleSettings, index: int) -> str:
+    """The rule's id: its own, else `config-<n>` by its place in the file, counting from 1."""
+    return rule.id if rule.id is not None else f"config-{index + 1}"
+
+
+def check_rule_ids(rules: list[RuleSettings]) -> None:
+    """Raise FieldProblem (naming the second rule) when two rules have one id, given or by place."""
+    seen: dict[str, int] = {}
+    for index, rule in enumerate(rules):
+        name = rule_id(rule, index)
+        if name in seen:
+            raise FieldProblem(
+                f"is the id of rules[{seen[name]}] too; give each rule its own id",
+                "rules",
+                index,
+                "id",
+            )
+        seen[name] = index
+
+
 class Config(Table):
     """The whole file. `bot`, `server` and `store` are here; each registered channel kind adds its own table (see
     `bot.kinds`, which builds the model that loading validates with). `Config()` is the embedded default, the web
@@ -278,6 +333,8 @@ class Config(Table):
     bot: BotSettings = Field(default_factory=BotSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    rules: list[RuleSettings] = Field(default_factory=list)
+    """Permission prompts decided without a person, in file order (`bot.permissions.rules`)."""
 
     if TYPE_CHECKING:
         # Each channel's table is a field of the model `bot.kinds` builds; read it as `config.slack`, or typed with
@@ -299,6 +356,11 @@ class Config(Table):
     def _channel_state(self, name: str) -> str:
         settings = self.channel(name)
         return "absent" if settings is None else "enabled" if settings.enabled else "disabled"
+
+    @model_validator(mode="after")
+    def _check_rules(self) -> Config:
+        check_rule_ids(self.rules)
+        return self
 
     @model_validator(mode="after")
     def _check_answerers(self) -> Config:

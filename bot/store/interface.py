@@ -17,6 +17,7 @@ from bot.store.records import (
     AuditEvent,
     AuditKind,
     Delivery,
+    LearnedRule,
     NewDelivery,
     QuestionRecord,
     QuestionStatus,
@@ -26,9 +27,9 @@ from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 
 class AsyncStore(Protocol):
-    """Pending questions, their deliveries, answers and the audit log. Every write is one transaction, committed
-    before the call returns; `durable()` waits until it would survive a power loss. The methods' contracts are
-    those of `bot.store.sqlite.store.Store`, whose docstrings say them once."""
+    """Pending questions, their deliveries, answers, the audit log and the rules "Always allow" learned. Every write
+    is one transaction, committed before the call returns; `durable()` waits until it would survive a power loss. The
+    methods' contracts are those of `bot.store.sqlite.store.Store`, whose docstrings say them once."""
 
     @property
     def description(self) -> str:
@@ -77,6 +78,7 @@ class AsyncStore(Protocol):
         error_code: str | None = None,
         error_message: str | None = None,
         seen: QuestionRecord | None = None,
+        learn: LearnedRule | None = None,
     ) -> Resolution: ...
 
     async def add_delivery(self, question_id: str, channel: str, key: str, ref: dict[str, Any]) -> Delivery: ...
@@ -102,6 +104,16 @@ class AsyncStore(Protocol):
         actor: str | None = None,
         detail: dict[str, Any] | None = None,
     ) -> AuditEvent: ...
+
+    async def audit_rule(self, *, actor: str | None, detail: dict[str, Any]) -> AuditEvent: ...
+
+    async def learned_rules(self) -> list[LearnedRule]: ...
+
+    async def learned_rule(self, id: str) -> LearnedRule | None: ...
+
+    async def learn_rule(self, rule: LearnedRule) -> bool: ...
+
+    async def forget_rule(self, id: str) -> bool: ...
 
     async def history(
         self,

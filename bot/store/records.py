@@ -40,7 +40,10 @@ AuditKind = Literal[
     "expired",
     "failed",
     "retracted",
+    "rule",
 ]
+"""`rule` is a permission prompt a rule decided without a person: it has no question (`question_id` is None), its
+`actor` is the asking agent's id, and its detail names the rule, the decision and the request."""
 
 
 def _as_utc(value: datetime) -> datetime:
@@ -165,6 +168,25 @@ class QuestionRecord(_Record):
     resolved_at: UtcDatetime | None = None
     error_code: str | None = None
     error_message: str | None = None
+    permission: dict[str, Any] | None = None
+    """For a coding agent's permission prompt (`POST /v1/permissions`): the request as the hook sent it
+    (`bot.permissions.prompt.Permission.to_wire`), so that "Always allow" learns the right rule on any replica, also
+    after a restart."""
+
+
+class LearnedRule(_Record):
+    """A rule "Always allow" stored: the very request it was chosen for (the agent's tool label, the project, the
+    tool and the request text) is allowed from now on without a person. `id` is derived from those four, so the same
+    request learned twice is one rule; `question_id` and `by` say where it was learned."""
+
+    id: str
+    agent: str
+    project: str
+    tool: str
+    request: str
+    learned_at: UtcDatetime = Field(default_factory=utc_now)
+    question_id: str | None = None
+    by: str | None = None
 
 
 class Delivery(_Record):
@@ -182,11 +204,12 @@ class Delivery(_Record):
 
 
 class AuditEvent(_Record):
-    """One line of the append-only audit log. `seq` orders events across the whole store."""
+    """One line of the append-only audit log. `seq` orders events across the whole store; only a `rule` line has no
+    question."""
 
     seq: int
     at: UtcDatetime
-    question_id: str
+    question_id: str | None
     kind: AuditKind
     channel: str | None = None
     actor: str | None = None

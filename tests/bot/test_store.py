@@ -424,6 +424,7 @@ def test_a_store_of_the_first_schema_is_migrated_keeping_its_questions(db_path: 
     with sqlite3.connect(db_path) as raw:  # back to schema 1, as the previous handraise left it
         raw.execute("DROP TABLE seen_events")
         raw.execute("DROP TABLE fired")
+        raw.execute("DROP TABLE learned_rules")
         raw.execute("PRAGMA user_version = 1")
     with Store.open(db_path) as upgraded:
         assert upgraded.schema_version == SCHEMA_VERSION

@@ -25,6 +25,12 @@ from bot.permissions.shell import MAX_NESTING, command_parts, without_reserved_w
         ("ls &> out", ["ls &> out"]),
         ("ls >| out", ["ls >| out"]),
         ("ls <&3", ["ls <&3"]),
+        ("ls >&2&rm x", ["ls >&2", "rm x"]),
+        ("echo \\>&rm -rf /", ["echo \\>", "rm -rf /"]),
+        ("echo \\>|sh", ["echo \\>", "sh"]),
+        ("echo '>'&rm", ["echo '>'", "rm"]),
+        ('echo ">"|sh', ['echo ">"', "sh"]),
+        ('echo "$\'"; rm -rf /; echo "\'"', ['echo "$\'"', "rm -rf /", 'echo "\'"']),
     ],
 )
 def test_lists_and_pipelines_split_at_every_operator(command: str, parts: list[str]) -> None:
@@ -87,6 +93,29 @@ def test_quoted_and_escaped_operators_stay_in_one_part(command: str) -> None:
 )
 def test_what_cannot_be_read_for_sure_gives_none(command: str) -> None:
     assert command_parts(command) is None
+
+
+@pytest.mark.parametrize(
+    ("command", "parts"),
+    [
+        ("git status # what's changed", ["git status # what's changed"]),
+        ("git status\n# a note; with 'quotes\nls", ["git status", "ls"]),
+        ("# only a comment", []),
+        ("echo a#b; rm x", ["echo a#b", "rm x"]),
+        ("echo $#; rm x", ["echo $#", "rm x"]),
+        ("echo ${#x}; rm x", ["echo ${#x}", "rm x"]),
+        ("echo \\ #x; rm x", ["echo \\ #x", "rm x"]),
+        ('echo "#"; rm x', ['echo "#"', "rm x"]),
+    ],
+)
+def test_a_comment_runs_nothing_and_a_hash_inside_a_word_is_no_comment(command: str, parts: list[str]) -> None:
+    assert command_parts(command) == tuple(parts)
+
+
+def test_a_quote_in_a_comment_opens_nothing() -> None:
+    # The shell runs the second line (and fails on the third only after): never one part "echo a …".
+    assert command_parts("echo a #'\nrm -rf /") == ("echo a #'", "rm -rf /")
+    assert command_parts("echo a #'\nrm -rf /\n'") is None
 
 
 def test_a_here_string_is_read() -> None:

@@ -9,7 +9,7 @@ from typing import Any, LiteralString, get_args
 from psycopg import AsyncConnection, AsyncCursor, sql
 
 from bot.store.errors import StoreError
-from bot.store.postgres.schema import keep, keep_optional, restore, restore_optional
+from bot.store.postgres.schema import keep, keep_optional, restore_optional
 from bot.store.records import AuditEvent, AuditKind, QuestionRecord, utc_now
 
 _AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
@@ -33,18 +33,26 @@ def check_kind(kind: str) -> None:
 
 
 def audit_row(
-    question_id: str, kind: AuditKind, channel: str | None, actor: str | None, detail: dict[str, Any]
+    question_id: str | None, kind: AuditKind, channel: str | None, actor: str | None, detail: dict[str, Any]
 ) -> tuple[Any, ...]:
     """An audit row but its seq, as stored (and as a later read returns it)."""
     check_kind(kind)
-    return (utc_now(), keep(question_id), kind, keep_optional(channel), keep_optional(actor), json.dumps(detail))
+    return (
+        utc_now(),
+        keep_optional(question_id),
+        kind,
+        keep_optional(channel),
+        keep_optional(actor),
+        json.dumps(detail),
+    )
 
 
 def conditions(*filters: tuple[LiteralString, Any]) -> tuple[sql.Composable, list[Any]]:
     """AND together the `(sql, param)` filters whose parameter is not None (None means "any")."""
     active: list[tuple[LiteralString, Any]] = [(clause, param) for clause, param in filters if param is not None]
+    # A tuple is the parameters of a clause that takes several.
     return sql.SQL(" AND ").join([sql.SQL("TRUE"), *(sql.SQL(clause) for clause, _ in active)]), [
-        param for _, param in active
+        value for _, param in active for value in (param if isinstance(param, tuple) else (param,))
     ]
 
 
@@ -82,7 +90,7 @@ def event_from_row(row: tuple[Any, ...]) -> AuditEvent:
     return AuditEvent(
         seq=seq,
         at=at,
-        question_id=restore(question_id),
+        question_id=restore_optional(question_id),
         kind=kind,
         channel=restore_optional(channel),
         actor=restore_optional(actor),

@@ -148,6 +148,23 @@ MIGRATIONS: tuple[str, ...] = (
     END
     $$;
     """,
+    # Permission rules: the rules "Always allow" learned, and the audit log's `rule` lines, which record a decision
+    # a rule made without a person and so have no question. A rule line's `actor` is the asking agent's id, indexed
+    # for `handraise history --agent`.
+    """
+    CREATE TABLE learned_rules (
+        id text PRIMARY KEY,
+        agent text NOT NULL,
+        project text NOT NULL,
+        tool text NOT NULL,
+        request text NOT NULL,
+        learned_at timestamptz NOT NULL,
+        question_id text,
+        learned_by text
+    );
+    ALTER TABLE audit ALTER COLUMN question_id DROP NOT NULL;
+    CREATE INDEX audit_rules_by_agent ON audit (actor, seq) WHERE question_id IS NULL;
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes the stored version from n to n + 1. Only ever append."""
 

@@ -35,6 +35,7 @@ from bot.store.postgres.groups import (
     SplitGroup,
     split_on,
 )
+from bot.store.postgres.learned import delete_learned, insert_learned, select_learned
 from bot.store.postgres.pool import PostgresConnections
 from bot.store.postgres.rows import (
     APPEND_AUDIT,
@@ -62,6 +63,7 @@ from bot.store.records import (
     AuditEvent,
     AuditKind,
     Delivery,
+    LearnedRule,
     NewDelivery,
     QuestionRecord,
     QuestionStatus,
@@ -192,6 +194,7 @@ class PostgresStore(PostgresConnections):
         error_code: str | None = None,
         error_message: str | None = None,
         seen: QuestionRecord | None = None,
+        learn: LearnedRule | None = None,
     ) -> Resolution:
         if status == "pending":
             raise ValueError("resolve needs a final status, not 'pending'")
@@ -201,6 +204,8 @@ class PostgresStore(PostgresConnections):
         update: dict[str, Any] = {"status": status, "answer": answer, "answered_by": by, "answered_via": via}
         update |= {"resolved_at": utc_now(), "error_code": error_code, "error_message": error_message}
         detail = {"code": error_code, "message": error_message} if answer_wire is None else {"answer": answer_wire}
+        if learn is not None:
+            return await self._resolve_learning(id, update, detail, learn, answer_wire=answer_wire, by=by, via=via)
         # The caller's copy is usually current: then one statement resolves and audits (`_swap`). Otherwise (no
         # copy, changed since, lost) the question is read and the swap tried again.
         record = seen if seen is not None and seen.id == id and seen.status == "pending" else None
@@ -217,6 +222,53 @@ class PostgresStore(PostgresConnections):
             if await self._swap(resolved, stored, cast(AuditKind, status), via, by, detail):
                 return Resolution(won=True, record=resolved)
             record = None
+
+    async def _resolve_learning(
+        self,
+        id: str,
+        update: dict[str, Any],
+        detail: dict[str, Any],
+        learn: LearnedRule,
+        *,
+        answer_wire: dict[str, Any] | None,
+        by: str | None,
+        via: str | None,
+    ) -> Resolution:
+        """`resolve` with a rule "Always allow" learned: the resolution, its audit event and the rule in one
+        transaction, the question's row locked (rare enough that the grouped compare-and-swap is not worth it)."""
+        async with self._transaction() as db:
+            record = await require_question(db, id, lock=True)
+            if record.status != "pending":
+                if answer_wire is not None:
+                    attempted = {"attempted": answer_wire, "status": record.status}
+                    await self._append(db, id, "duplicate", via, by, attempted)
+                return Resolution(won=False, record=record)
+            resolved = record.model_copy(update=update)
+            await db.execute(
+                "UPDATE questions SET status = %s, record_json = %s WHERE id = %s",
+                (resolved.status, record_json(resolved), keep(id)),
+            )
+            await insert_learned(db, learn)
+            await self._append(db, id, cast(AuditKind, resolved.status), via, by, detail)
+            return Resolution(won=True, record=resolved)
+
+    # -- learned rules -------------------------------------------------------------------------------------------------
+
+    async def learned_rules(self) -> list[LearnedRule]:
+        async with self._connection() as db:
+            return await select_learned(db)
+
+    async def learned_rule(self, id: str) -> LearnedRule | None:
+        async with self._connection() as db:
+            return next(iter(await select_learned(db, id)), None)
+
+    async def learn_rule(self, rule: LearnedRule) -> bool:
+        async with self._connection() as db:
+            return await insert_learned(db, rule)
+
+    async def forget_rule(self, id: str) -> bool:
+        async with self._connection() as db:
+            return await delete_learned(db, id)
 
     # -- the change feed (bot/replicas/postgres_feed.py) ---------------------------------------------------------------
 
@@ -361,6 +413,14 @@ class PostgresStore(PostgresConnections):
             except psycopg.errors.ForeignKeyViolation:
                 raise StoreError(f"no question {question_id} in the store") from None
 
+    async def audit_rule(self, *, actor: str | None, detail: dict[str, Any]) -> AuditEvent:
+        async with self._connection() as db:
+            row = audit_row(None, "rule", None, actor, detail)
+            cursor = await db.execute(APPEND_AUDIT, (*row, *AUDIT_LOCK))
+            appended = await cursor.fetchone()
+            assert appended is not None
+            return event_from_row((appended[0], *row))
+
     async def history(
         self,
         *,
@@ -375,7 +435,11 @@ class PostgresStore(PostgresConnections):
         where, params = conditions(
             ("a.seq > %s", after_seq),
             ("a.question_id = %s", keep_optional(question_id)),
-            ("a.question_id IN (SELECT id FROM questions WHERE agent_id = %s)", keep_optional(agent_id)),
+            (
+                "(a.question_id IN (SELECT id FROM questions WHERE agent_id = %s) "
+                "OR (a.question_id IS NULL AND a.actor = %s))",
+                None if agent_id is None else (keep(agent_id), keep(agent_id)),
+            ),
             ("a.kind = ANY(%s)", list(kinds) if kinds else None),
         )
         query = sql.SQL(

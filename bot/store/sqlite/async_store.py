@@ -13,6 +13,7 @@ from bot.store.records import (
     AuditEvent,
     AuditKind,
     Delivery,
+    LearnedRule,
     NewDelivery,
     QuestionRecord,
     QuestionStatus,
@@ -161,6 +162,7 @@ class SqliteStore:
         error_code: str | None = None,
         error_message: str | None = None,
         seen: QuestionRecord | None = None,
+        learn: LearnedRule | None = None,
     ) -> Resolution:
         return await self._write(
             lambda: self.sync.resolve(
@@ -172,6 +174,7 @@ class SqliteStore:
                 error_code=error_code,
                 error_message=error_message,
                 seen=seen,
+                learn=learn,
             )
         )
 
@@ -208,6 +211,21 @@ class SqliteStore:
         return await self._write(
             lambda: self.sync.audit(question_id, kind, channel=channel, actor=actor, detail=detail)
         )
+
+    async def audit_rule(self, *, actor: str | None, detail: dict[str, Any]) -> AuditEvent:
+        return await self._write(lambda: self.sync.audit_rule(actor=actor, detail=detail))
+
+    async def learned_rules(self) -> list[LearnedRule]:
+        return self.sync.learned_rules()
+
+    async def learned_rule(self, id: str) -> LearnedRule | None:
+        return self.sync.learned_rule(id)
+
+    async def learn_rule(self, rule: LearnedRule) -> bool:
+        return await self._write(lambda: self.sync.learn_rule(rule))
+
+    async def forget_rule(self, id: str) -> bool:
+        return await self._write(lambda: self.sync.forget_rule(id))
 
     async def history(
         self,

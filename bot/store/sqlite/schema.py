@@ -95,6 +95,41 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (question_id, name)
     ) WITHOUT ROWID;
     """,
+    # Permission rules: the rules "Always allow" learned, and the audit log's `rule` lines, which record a decision
+    # a rule made without a person and so have no question (`question_id` may be NULL; rows keep their `seq`). A
+    # rule line's `actor` is the asking agent's id, indexed for `handraise history --agent`.
+    """
+    CREATE TABLE learned_rules (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        project TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        request TEXT NOT NULL,
+        learned_at TEXT NOT NULL,
+        question_id TEXT,
+        learned_by TEXT
+    );
+    DROP TRIGGER audit_no_update;
+    DROP TRIGGER audit_no_delete;
+    CREATE TABLE audit_with_rules (
+        seq INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        question_id TEXT REFERENCES questions (id),
+        kind TEXT NOT NULL,
+        channel TEXT,
+        actor TEXT,
+        detail_json TEXT NOT NULL
+    );
+    INSERT INTO audit_with_rules SELECT seq, at, question_id, kind, channel, actor, detail_json FROM audit ORDER BY seq;
+    DROP TABLE audit;
+    ALTER TABLE audit_with_rules RENAME TO audit;
+    CREATE INDEX audit_by_question ON audit (question_id, seq);
+    CREATE INDEX audit_rules_by_agent ON audit (actor, seq) WHERE question_id IS NULL;
+    CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes `PRAGMA user_version` from n to n + 1. Only ever append."""
 

@@ -25,6 +25,7 @@ from bot.store.records import (
     AuditEvent,
     AuditKind,
     Delivery,
+    LearnedRule,
     NewDelivery,
     QuestionRecord,
     QuestionStatus,
@@ -34,6 +35,7 @@ from bot.store.records import (
     utc_now,
 )
 from bot.store.sqlite.file import StoreFile
+from bot.store.sqlite.learned import delete_learned, insert_learned, select_learned
 from bot.store.sqlite.schema import APPLICATION_ID as APPLICATION_ID
 from bot.store.sqlite.schema import MIGRATIONS as MIGRATIONS
 from bot.store.sqlite.schema import SCHEMA_VERSION as SCHEMA_VERSION
@@ -170,6 +172,7 @@ class Store(StoreFile):
         error_code: str | None = None,
         error_message: str | None = None,
         seen: QuestionRecord | None = None,
+        learn: LearnedRule | None = None,
     ) -> Resolution:
         """Move a pending question to `status`, once: the first resolution wins, for good.
 
@@ -178,6 +181,9 @@ class Store(StoreFile):
         last read it: when the stored one is still exactly that, it is not parsed again. Raises StoreError for an
         unknown id and ValueError when `status` is `pending` or `answer` is given for any status but `answered`
         (or missing for it).
+
+        `learn` is a rule "Always allow" learned by this answer: stored with the resolution, in the same commit, when
+        the resolution wins (and nothing is learned when it loses).
         """
         if status == "pending":
             raise ValueError("resolve needs a final status, not 'pending'")
@@ -212,6 +218,8 @@ class Store(StoreFile):
                         self._append(db, id, "duplicate", via, by, {"attempted": answer_wire, "status": record.status})
                     return Resolution(won=False, record=record)
                 resolved = candidate
+            if learn is not None:
+                insert_learned(db, learn)
             # Each final status is audited under the kind of the same name.
             detail = {"code": error_code, "message": error_message} if answer_wire is None else {"answer": answer_wire}
             self._append(db, id, cast(AuditKind, status), via, by, detail)
@@ -324,6 +332,11 @@ class Store(StoreFile):
             _require_exists(db, question_id)
             return _event_from_row(self._append(db, question_id, kind, channel, actor, detail or {}))
 
+    def audit_rule(self, *, actor: str | None, detail: dict[str, Any]) -> AuditEvent:
+        """Append a `rule` line: a decision a rule made without a person (no question); `actor` is the agent's id."""
+        with self._write() as db:
+            return _event_from_row(self._append(db, None, "rule", None, actor, detail))
+
     def history(
         self,
         *,
@@ -339,13 +352,39 @@ class Store(StoreFile):
         where, params = _where(
             ("a.seq > ?", after_seq),
             ("a.question_id = ?", question_id),
-            ("a.question_id IN (SELECT id FROM questions WHERE agent_id = ?)", agent_id),
+            (
+                "(a.question_id IN (SELECT id FROM questions WHERE agent_id = ?) "
+                "OR (a.question_id IS NULL AND a.actor = ?))",
+                agent_id,
+                agent_id,
+            ),
             (f"a.kind IN ({', '.join('?' * len(kinds))})", *kinds) if kinds else ("any kind", None),
         )
         sql = f"SELECT * FROM audit a WHERE {where} ORDER BY a.seq LIMIT max(?, 0)"
         with self._read() as db:
             rows = db.execute(sql, (*params, limit)).fetchall()
         return [_event_from_row(row) for row in rows]
+
+    # -- learned rules -------------------------------------------------------------------------------------------------
+
+    def learned_rules(self) -> list[LearnedRule]:
+        """Every rule "Always allow" learned, oldest first."""
+        with self._read() as db:
+            return select_learned(db)
+
+    def learned_rule(self, id: str) -> LearnedRule | None:
+        with self._read() as db:
+            return next(iter(select_learned(db, id)), None)
+
+    def learn_rule(self, rule: LearnedRule) -> bool:
+        """Store a learned rule; the same id twice is one rule (False: it was stored already)."""
+        with self._write() as db:
+            return insert_learned(db, rule)
+
+    def forget_rule(self, id: str) -> bool:
+        """Remove a learned rule; False when there is none with that id."""
+        with self._write() as db:
+            return delete_learned(db, id)
 
     # -- events received ---------------------------------------------------------------------------------------------
 
@@ -382,7 +421,7 @@ class Store(StoreFile):
     def _append(
         self,
         db: sqlite3.Connection,
-        question_id: str,
+        question_id: str | None,
         kind: AuditKind,
         channel: str | None,
         actor: str | None,
