@@ -54,6 +54,11 @@ def parse_event(text: str) -> HookEvent:
         raise NotAHookEvent(f"stdin is not JSON ({error})") from None
     if not isinstance(data, dict):
         raise NotAHookEvent("stdin is not a JSON object")
+    return event_of(data)
+
+
+def event_of(data: dict[str, Any]) -> HookEvent:
+    """The fields of a decoded hook event. Raises NotAHookEvent when the tool fields are missing."""
     event, tool_name, tool_input = data.get("hook_event_name"), data.get("tool_name"), data.get("tool_input")
     if not isinstance(event, str) or not isinstance(tool_name, str) or not isinstance(tool_input, dict):
         raise NotAHookEvent("stdin has no hook_event_name, tool_name and tool_input")
