@@ -2,8 +2,9 @@
 
 Run: `uv run python bench/startup.py [ROUNDS]`. Each case is a fresh process, run ROUNDS times interleaved with the
 others (so machine load falls on all alike); prints the median and the median minus bare `python -c pass`.
-Target: `handraise claude-hook` and `handraise ask` within 150 ms of the bare interpreter. No server runs: the
-commands fail fast on a refused connection, which is the start-up cost plus one connect.
+Targets: every `handraise hook <agent>` within 100 ms of the bare interpreter (it runs on every tool call the agent
+asks about), `handraise ask` within 150 ms. No server runs: the commands fail fast on a refused connection, which is
+the start-up cost plus one connect.
 """
 
 from __future__ import annotations
@@ -18,15 +19,14 @@ import subprocess
 import sys
 import time
 
-HOOK_EVENT = json.dumps(
-    {
-        "hook_event_name": "PermissionRequest",
-        "session_id": "bench",
-        "cwd": "/tmp/project",
-        "tool_name": "Bash",
-        "tool_input": {"command": "make test"},
-    }
-)
+MAKE = {"command": "make test"}
+HOOK_EVENTS = {
+    "claude": {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": MAKE},
+    "codex": {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": MAKE},
+    "gemini": {"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": MAKE},
+    "cursor": {"hook_event_name": "beforeShellExecution", "command": "make test", "cwd": "/tmp/project"},
+}
+"""The shell command's event of each agent (bare: the fields the hook reads)."""
 
 
 def closed_port() -> str:
@@ -43,7 +43,13 @@ def main() -> None:
         "python -c pass": ([sys.executable, "-c", "pass"], ""),
         "handraise ask --help": ([handraise, "ask", "--help"], ""),
         "handraise ask (server refused)": ([handraise, "ask", "Q?", "--server", server], ""),
-        "handraise claude-hook (server refused)": ([handraise, "claude-hook", "--server", server], HOOK_EVENT),
+        **{
+            f"handraise hook {agent} (server refused)": (
+                [handraise, "hook", agent, "--server", server],
+                json.dumps({"session_id": "bench", "cwd": "/tmp/project", **event}),
+            )
+            for agent, event in HOOK_EVENTS.items()
+        },
         "python -c 'import bot.program' (the server side)": ([sys.executable, "-c", "import bot.program"], ""),
     }
     times: dict[str, list[float]] = {name: [] for name in cases}

@@ -1,7 +1,7 @@
 """What a person reads under "Allow <tool>?": the command or the tool's input, verbatim, as Markdown.
 
-Pure functions, standard library only. The text goes into the question's `detail`; it is cut at the same length as
-Claude Code's (bot/claude/translate.py), where a long diff is better read elsewhere.
+Pure functions, standard library only. The text goes into the question's `detail`, cut at the same length as Claude
+Code's (bot/claude/translate.py; not imported here, to spare the other agents' hooks its start-up).
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import json
 import re
 from typing import Any
 
-from bot.claude.translate import DETAIL_LIMIT
+DETAIL_LIMIT = 6_000
+"""Characters of a tool's input shown for review; a Slack section holds 3,000 and a long diff is read elsewhere."""
 
 
 def shell(command: str, description: str | None = None) -> str:

@@ -20,13 +20,10 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from types import FrameType
 from typing import Any
 
-from bot.clients.ask import BadInput, parse_labels
 from bot.clients.http import ApiClient, Reply, Unreachable
 from bot.hooks.events import BadEvent, read_event
 from bot.hooks.plans import Agent, Output, Plan
@@ -59,13 +56,16 @@ def run(args: argparse.Namespace, agent: Agent) -> int:
     alias = getattr(args, "command", None) == "claude-hook"
     prefix = "handraise claude-hook" if alias else f"handraise hook {agent.name}"
     output = agent.fallback
-    with _stop_on_signals():
-        try:
-            output = _decide(args, agent, prefix)
-        except Stopped as stop:
-            _say(prefix, f"stopped ({stop})", agent.fallback_note)
-        except Exception as error:  # the last guard: a bug here must not break the agent's session either
-            _say(prefix, f"unexpected {type(error).__name__}: {error}", agent.fallback_note)
+    previous = _stop_on_signals()
+    try:
+        output = _decide(args, agent, prefix)
+    except Stopped as stop:
+        _say(prefix, f"stopped ({stop})", agent.fallback_note)
+    except Exception as error:  # the last guard: a bug here must not break the agent's session either
+        _say(prefix, f"unexpected {type(error).__name__}: {error}", agent.fallback_note)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if output is not None:
         sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
         sys.stdout.flush()
@@ -76,7 +76,7 @@ def _decide(args: argparse.Namespace, agent: Agent, prefix: str) -> Output | Non
     try:
         labels = parse_labels(args.label)
         wait = parse_duration(args.timeout).total_seconds() if args.timeout else DEFAULT_WAIT_SECONDS
-    except (BadInput, ValueError) as error:
+    except ValueError as error:
         return _fallback(prefix, str(error), agent)
     try:
         plan = agent.plan(read_event(sys.stdin.buffer), labels)
@@ -175,18 +175,26 @@ def _say(prefix: str, reason: str, then: str) -> None:
     print(f"{prefix}: {' '.join(reason.split())}; {then}", file=sys.stderr)
 
 
-@contextmanager
-def _stop_on_signals() -> Iterator[None]:
-    """SIGTERM and SIGINT raise Stopped for the run (only the main thread can take signals)."""
+def parse_labels(pairs: list[str]) -> dict[str, str]:
+    """`--label key=value` flags as a dict. Raises ValueError for a malformed one.
+
+    The same rule as `handraise ask` (bot/clients/ask.py), whose module is not imported here for its start-up cost.
+    """
+    labels: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--label {pair!r}: write it as key=value")
+        labels[key] = value
+    return labels
+
+
+def _stop_on_signals() -> dict[signal.Signals, Any]:
+    """SIGTERM and SIGINT raise Stopped from now on; returns the handlers to put back. Only the main thread can take
+    signals: elsewhere (an embedding program's worker thread) nothing changes."""
     if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        return {}
+    return {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:

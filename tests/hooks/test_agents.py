@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.claude.translate import DETAIL_LIMIT
-from bot.hooks import claude, codex, cursor, gemini
+from bot.hooks import claude, codex, cursor, details, gemini
 from bot.hooks.events import BadEvent
 from bot.hooks.plans import Plan
 from bot.permissions.prompt import Decision, canonical_input
@@ -148,6 +148,10 @@ def test_claude_tools_are_shown_as_before() -> None:
     event["tool_input"] = {"file_path": "/x/app.py", "old_string": "a", "new_string": "b"}
     permission = planned("claude", event).permission
     assert permission is not None and permission.kind == "tool" and "Edit `/x/app.py`" in permission.detail
+
+
+def test_every_agent_cuts_its_detail_where_claude_code_does() -> None:
+    assert details.DETAIL_LIMIT == DETAIL_LIMIT
 
 
 def test_a_command_with_backticks_cannot_close_the_code_block() -> None:
