@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
+from bot.clients.http import ApiClient
 from bot.permissions.prompt import ALLOW, ALWAYS, DENY
 from tests.bot.program_rig import free_port
 from tests.claude.rig import answer_in_inbox, pending_question, serve_with_inbox, status_of
@@ -213,3 +215,46 @@ async def test_input_it_cannot_act_on_falls_back_and_asks_nothing(tmp_path: Path
             result = await run_hook(agent, stdin, "--server", program.base_url)
             fell_back(case, result, says=says)
         assert await program.installation.store.list_questions() == []
+
+
+async def serve_decides_permissions(base_url: str) -> bool:
+    """Whether this serve has POST /v1/permissions (an older one answers 404 and learns nothing)."""
+    reply = await anyio.to_thread.run_sync(lambda: ApiClient(base_url).call("POST", "/v1/permissions", {}))
+    return reply.status != 404
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+async def test_always_allow_is_remembered_for_the_identical_request(tmp_path: Path, agent: str) -> None:
+    case = CASES[agent]
+    runs: list[HookRun] = []
+    async with serve_with_inbox(tmp_path) as program:
+        if await serve_decides_permissions(program.base_url):
+            hook = HookProcess(agent, fixture(case.event), "--server", program.base_url)
+            record = await pending_question(program)
+            await answer_in_inbox(program, record.id, [("q0", "2")])
+            runs.append(await hook.finish())
+            event = json.dumps(fixture(case.event))
+            runs.append(await run_hook(agent, event, "--server", program.base_url, "--timeout", "5s"))
+            assert [question.id for question in await program.installation.store.list_questions()] == [record.id]
+    if not runs:  # skipped out here: a skip raised inside serve's task group reaches pytest wrapped
+        pytest.skip("this serve has no POST /v1/permissions, so it learns nothing")
+    first, again = runs
+    allowed(agent, first.output(), always=True)
+    assert (again.code, again.stderr) == (0, "")
+    allowed(agent, again.output())
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+async def test_plain_allow_is_not_remembered(tmp_path: Path, agent: str) -> None:
+    case = CASES[agent]
+    async with serve_with_inbox(tmp_path) as program:
+        for _ in range(2):
+            hook = HookProcess(agent, fixture(case.event), "--server", program.base_url)
+            record = await pending_question(program)
+            await answer_in_inbox(program, record.id, [("q0", "0")])
+            allowed(agent, (await hook.finish()).output())
+            while record.id in [
+                question.id for question in await program.installation.store.list_questions(status="pending")
+            ]:
+                await anyio.sleep(0.02)
+        assert len(await program.installation.store.list_questions()) == 2
