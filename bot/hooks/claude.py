@@ -16,7 +16,7 @@ import argparse
 from typing import Any
 
 from bot.claude import translate
-from bot.hooks import runner
+from bot.hooks import details, runner
 from bot.hooks.events import BadEvent
 from bot.hooks.plans import Agent, Output, Plan, identity, mcp_parts, permission_plan, project_of
 from bot.permissions.prompt import Decision, Permission, canonical_input
@@ -47,7 +47,10 @@ def plan(event: dict[str, Any], labels: dict[str, str]) -> Plan | None:
 
 def permission_of(hook: translate.HookEvent, project: str) -> Permission:
     """Bash is a shell command, `mcp__server__tool` an MCP call, anything else a tool with its input."""
-    detail = translate.describe_tool(hook.tool_name, hook.tool_input)
+    if hook.tool_name == "Write":  # the whole text to be written, not only its head as the Agent SDK shows it
+        detail = details.tool(hook.tool_name, hook.tool_input)
+    else:
+        detail = translate.describe_tool(hook.tool_name, hook.tool_input)
     command = hook.tool_input.get("command")
     if hook.tool_name == "Bash" and isinstance(command, str) and command:
         return Permission(NAME, project, hook.tool_name, "shell", command, detail)

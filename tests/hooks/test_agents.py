@@ -143,6 +143,15 @@ def test_codex_apply_patch_shows_the_patch_text() -> None:
     assert permission is not None and permission.kind == "tool" and patch in permission.detail
 
 
+def test_claude_write_shows_the_whole_content() -> None:
+    content = "".join(f"line {n}\n" for n in range(1, 101))
+    event = {**fixture("claude/permission_request_bash"), "tool_name": "Write"}
+    event["tool_input"] = {"file_path": "/x/notes.md", "content": content}
+    permission = planned("claude", event).permission
+    assert permission is not None and permission.kind == "tool"
+    assert "Write `/x/notes.md` (100 lines)" in permission.detail and content in permission.detail
+
+
 def test_claude_tools_are_shown_as_before() -> None:
     event = {**fixture("claude/permission_request_bash"), "tool_name": "Edit"}
     event["tool_input"] = {"file_path": "/x/app.py", "old_string": "a", "new_string": "b"}
