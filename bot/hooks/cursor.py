@@ -34,7 +34,8 @@ def plan(event: dict[str, Any], labels: dict[str, str]) -> Plan:
     agent = identity(NAME, text(event, "conversation_id"), project, labels)
     if name == SHELL_EVENT:
         command = required_text(event, "command")
-        permission = Permission(NAME, project, SHELL_TOOL, "shell", command, details.shell(command))
+        detail = details.shell(command, where=text(event, "cwd"))
+        permission = Permission(NAME, project, SHELL_TOOL, "shell", command, detail)
     else:
         tool = required_text(event, "tool_name")
         tool_input = _tool_input(event.get("tool_input"))

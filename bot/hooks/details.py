@@ -14,10 +14,11 @@ DETAIL_LIMIT = 6_000
 """Characters of a tool's input shown for review; a Slack section holds 3,000 and a long diff is read elsewhere."""
 
 
-def shell(command: str, description: str | None = None) -> str:
-    """The command in a code block, after the agent's own words on why, when it gave some."""
+def shell(command: str, description: str | None = None, where: str | None = None) -> str:
+    """The command in a code block, after the agent's own words on why and the folder it runs in, when given."""
     why = f"{description}\n\n" if description else ""
-    return limited(f"{why}{code(command)}")
+    folder = f"In `{where}`:\n\n" if where else ""
+    return limited(f"{why}{folder}{code(command)}")
 
 
 def mcp(tool: str, server: str | None, tool_input: object) -> str:

@@ -43,7 +43,8 @@ def permission_of(tool: str, tool_input: dict[str, Any], mcp_context: object, pr
     command, description = tool_input.get("command"), tool_input.get("description")
     if tool == SHELL_TOOL and isinstance(command, str) and command:
         why = description if isinstance(description, str) else None
-        return Permission(NAME, project, tool, "shell", command, details.shell(command, why))
+        folder = text(tool_input, "dir_path") or text(tool_input, "directory")  # the older name
+        return Permission(NAME, project, tool, "shell", command, details.shell(command, why, folder))
     request = canonical_input(tool_input)
     if isinstance(mcp_context, dict):
         server, original = mcp_context.get("server_name"), mcp_context.get("tool_name")

@@ -108,6 +108,18 @@ def test_an_mcp_call_names_its_tool_and_server_and_shows_the_input(
     assert '"title": "Flaky deploy"' in permission.detail
 
 
+@pytest.mark.parametrize(
+    ("agent", "change", "folder"),
+    [
+        ("cursor", {}, "/home/dev/projects/billing-api"),
+        ("gemini", {"tool_input": {"command": "make", "dir_path": "services/api"}}, "services/api"),
+    ],
+)
+def test_the_folder_a_command_runs_in_is_shown(agent: str, change: dict[str, Any], folder: str) -> None:
+    permission = planned(agent, {**fixture(SHELL[agent]), **change}).permission
+    assert permission is not None and f"In `{folder}`:" in permission.detail
+
+
 def test_cursors_input_as_a_json_string_is_the_same_request_as_the_object() -> None:
     as_object = fixture("cursor/before_mcp_execution_object")
     as_string = {**as_object, "tool_input": json.dumps(as_object["tool_input"], indent=4)}
