@@ -12,15 +12,21 @@ scores every `*.txt` file in DIR written in the corpus format instead, e.g. repl
 fixture sets kept outside the repository. A reply with a text part is given to the libraries as text; an HTML-only
 reply is rendered to text without handraise's history cuts (quotequail reads the HTML itself). "exact" compares
 after stripping leading and trailing white space; "words" ignores all white-space differences.
+
+"lost words" counts the words of the expected new text (runs of letters and digits) that are missing from the
+reader's output, as a multiset: the person's words a reader dropped, the worse failure, since an answer cut short
+is read wrongly where a leftover quote is only noise. "extra words" counts the other way round (words of the output
+the person did not write), so that a reader cannot score no lost words by keeping the whole mail.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -89,16 +95,30 @@ def _words(text: str) -> str:
     return " ".join(text.split())
 
 
+_WORD = re.compile(r"\w+")
+
+
+def lost_words(expected: str, got: str) -> int:
+    """How many words of `expected` are missing from `got`, counted as a multiset (each occurrence once)."""
+    missing = Counter(_WORD.findall(expected)) - Counter(_WORD.findall(got))
+    return sum(missing.values())
+
+
 def score(cases: list[Reply], show_misses: bool) -> None:
     table = readers()
     exact: dict[str, dict[str, int]] = {name: defaultdict(int) for name in table}
     words: dict[str, int] = defaultdict(int)
+    lost: dict[str, int] = defaultdict(int)
+    losing: dict[str, int] = defaultdict(int)
+    extra: dict[str, int] = defaultdict(int)
+    written = 0
     seconds: dict[str, float] = defaultdict(float)
     totals: dict[str, int] = defaultdict(int)
     clients: dict[str, dict[str, int]] = {name: defaultdict(int) for name in table}
     client_totals: dict[str, int] = defaultdict(int)
     for reply in cases:
         totals[reply.language] += 1
+        written += len(_WORD.findall(reply.expected))
         client_totals[reply.client] += 1
         for name, read in table.items():
             started = time.perf_counter()
@@ -107,21 +127,29 @@ def score(cases: list[Reply], show_misses: bool) -> None:
             except Exception as error:  # a library that crashes on a reply scores a miss, and says so
                 got = f"<{type(error).__name__}: {error}>"
             seconds[name] += time.perf_counter() - started
+            dropped = lost_words(reply.expected, got)
+            lost[name] += dropped
+            losing[name] += dropped > 0
+            extra[name] += lost_words(got, reply.expected)
             if got == reply.expected:
                 exact[name][reply.language] += 1
                 clients[name][reply.client] += 1
             elif name == "handraise" and show_misses:
-                print(f"MISS {reply.name}: got {got[:120]!r}, want {reply.expected[:80]!r}", file=sys.stderr)
+                print(
+                    f"MISS {reply.name} ({dropped} lost): got {got[:120]!r}, want {reply.expected[:80]!r}",
+                    file=sys.stderr,
+                )
             words[name] += _words(got) == _words(reply.expected)
     names = list(table)
     count = len(cases)
-    print(f"{count} replies, {len(totals)} languages, {len(client_totals)} clients\n")
-    print("| reader | exact | same words | time per reply |")
-    print("|---|---|---|---|")
+    print(f"{count} replies, {len(totals)} languages, {len(client_totals)} clients, {written} words written\n")
+    print("| reader | exact | same words | lost words | replies losing words | extra words | time per reply |")
+    print("|---|---|---|---|---|---|---|")
     for name in names:
         hits = sum(exact[name].values())
         print(
             f"| {name} | {hits}/{count} ({100 * hits / count:.1f}%) | {100 * words[name] / count:.1f}% "
+            f"| {lost[name]} ({100 * lost[name] / max(written, 1):.1f}%) | {losing[name]} | {extra[name]} "
             f"| {1000 * seconds[name] / count:.2f} ms |"
         )
     print("\nExact, per language:\n")
