@@ -8,7 +8,9 @@ POST /v1/questions: they look only at what the person sees and what the agent re
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -258,3 +260,23 @@ async def test_plain_allow_is_not_remembered(tmp_path: Path, agent: str) -> None
             ]:
                 await anyio.sleep(0.02)
         assert len(await program.installation.store.list_questions()) == 2
+
+
+async def test_cursor_hears_ask_within_3_seconds_from_a_server_that_never_takes_the_connection() -> None:
+    # A listening socket whose queue is full: the kernel drops further connection attempts, as a dead host would.
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        queued = [socket.socket() for _ in range(4)]
+        for waiting in queued:
+            waiting.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                waiting.connect(server.getsockname())
+        try:
+            url = "http://{}:{}".format(*server.getsockname())
+            result = await run_hook("cursor", json.dumps(fixture(CASES["cursor"].event)), "--server", url)
+        finally:
+            for waiting in queued:
+                waiting.close()
+    fell_back(CASES["cursor"], result, says="cannot reach handraise")
+    assert result.seconds < 3.0
