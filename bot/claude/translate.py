@@ -43,7 +43,7 @@ class HookEvent:
 
     @property
     def project(self) -> str:
-        return os.path.basename(self.cwd.rstrip("/\\")) or "claude-code"
+        return os.path.basename(self.cwd.rstrip("/\\")) or "claude"
 
 
 def parse_event(text: str) -> HookEvent:
@@ -73,12 +73,13 @@ def event_of(data: dict[str, Any]) -> HookEvent:
 
 
 def agent_of(event: HookEvent, labels: dict[str, str]) -> dict[str, Any]:
-    """The asking agent for routing: one per Claude Code session, named for its project folder."""
+    """The asking agent for routing: one per Claude Code session, named for its project folder (as every agent's
+    hook names its agent, bot/hooks/plans.py)."""
     project = event.project
     return {
-        "id": f"claude-code-{event.session_id}",
+        "id": f"claude-{event.session_id}",
         "name": project,
-        "labels": {"tool": "claude-code", "project": project, **labels},
+        "labels": {"tool": "claude", "project": project, **labels},
     }
 
 

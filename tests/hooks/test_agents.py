@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bot.claude import translate
 from bot.claude.translate import DETAIL_LIMIT
 from bot.hooks import claude, codex, cursor, details, gemini
 from bot.hooks.events import BadEvent
@@ -48,6 +49,12 @@ def test_one_session_is_one_agent_and_another_session_another(agent: str) -> Non
 def test_labels_given_on_the_command_line_are_added_and_override(agent: str) -> None:
     labels = planned(agent, fixture(SHELL[agent]), {"team": "billing", "project": "billing"}).agent["labels"]
     assert labels == {"tool": agent, "project": "billing", "team": "billing"}
+
+
+def test_claude_code_is_named_alike_by_the_hook_and_by_translate() -> None:
+    event = fixture(SHELL["claude"])
+    hooked = planned("claude", event, {"team": "billing"}).agent
+    assert hooked == translate.agent_of(translate.event_of(event), {"team": "billing"})
 
 
 def test_cursor_without_a_cwd_is_named_for_its_first_workspace_root() -> None:
