@@ -1,8 +1,8 @@
-"""`handraise`: serve, ask, routes, history, mcp, claude-hook. For people and for shell scripts (stable exit codes).
+"""`handraise`: serve, ask, routes, history, mcp, hook. For people and for shell scripts (stable exit codes).
 
-Each command's module is imported only when that command runs: `handraise claude-hook` runs on every question and
-permission prompt of a Claude Code session and `handraise ask` in shell loops, so they must not pay for importing
-aiohttp, slack-bolt and pydantic, which only `serve` needs. Keep this module's own imports to the standard library.
+Each command's module is imported only when that command runs: `handraise hook <agent>` runs on every tool call a
+coding agent asks about and `handraise ask` in shell loops, so they must not pay for importing aiohttp, slack-bolt
+and pydantic, which only `serve` needs. Keep this module's own imports to the standard library.
 """
 
 from __future__ import annotations
@@ -15,6 +15,14 @@ from collections.abc import Sequence
 
 DEFAULT_SERVER = "http://127.0.0.1:8765"
 CONFIG_HELP = "config file (default: $HANDRAISE_CONFIG, else ./config.toml)"
+HOOK_AGENTS = {
+    "claude": "answer Claude Code's questions and permission prompts",
+    "codex": "answer Codex's PermissionRequest",
+    "gemini": "answer Gemini CLI's BeforeTool",
+    "cursor": "answer Cursor's beforeShellExecution and beforeMCPExecution",
+}
+HOOK_WAIT_DEFAULT = "59m40s"
+"""bot.hooks.runner.DEFAULT_WAIT_SECONDS as written in `--help` (tests/hooks/test_cli.py keeps them equal)."""
 
 
 def _runs(parser: argparse.ArgumentParser, target: str) -> None:
@@ -27,6 +35,20 @@ def _server_flag(parser: argparse.ArgumentParser) -> None:
         "--server",
         default=os.environ.get("HANDRAISE_SERVER", DEFAULT_SERVER),
         help=f"the running `handraise serve` (default: $HANDRAISE_SERVER, else {DEFAULT_SERVER})",
+    )
+
+
+def _hook_flags(parser: argparse.ArgumentParser) -> None:
+    _server_flag(parser)
+    parser.add_argument("--label", action="append", default=[], help="an agent label key=value for routing (repeat)")
+    parser.add_argument(
+        "--timeout", help=f"give up (and cancel the question) after this long (default: {HOOK_WAIT_DEFAULT})"
+    )
+    parser.add_argument(
+        "--on-timeout",
+        choices=("fallback", "deny"),
+        default="fallback",
+        help="when no answer comes in time: leave it to the agent's own prompt, or deny (default: fallback)",
     )
 
 
@@ -94,16 +116,36 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--progress-every", type=float, default=15.0, help="seconds between progress notifications")
     _runs(mcp, "bot.mcp_server.stdio:run_mcp")
 
+    hooks = commands.add_parser(
+        "hook",
+        help="answer a coding agent's permission prompts through handraise (reads the agent's hook event on stdin)",
+        description="Run by Claude Code, Codex, Gemini CLI or Cursor as a hook: read the event on stdin, ask through "
+        "the running `handraise serve`, print the agent's answer. Anything going wrong leaves the decision to the "
+        "agent's own prompt. Always exits 0.",
+    )
+    agents = hooks.add_subparsers(dest="hook", required=True, metavar="{claude,codex,gemini,cursor,install,uninstall}")
+    for agent, text in HOOK_AGENTS.items():
+        sub = agents.add_parser(agent, help=f"{text} (reads its hook event on stdin)")
+        _hook_flags(sub)
+        sub.set_defaults(agent=agent)
+        _runs(sub, f"bot.hooks.{agent}:run")
+    for action, text in (("install", "add handraise's hook to an agent's settings"), ("uninstall", "remove it")):
+        sub = agents.add_parser(action, help=text)
+        sub.add_argument("--for", dest="agent", required=True, choices=list(HOOK_AGENTS), help="the coding agent")
+        sub.add_argument("--project", action="store_true", help="the project's settings (default: the user's)")
+        if action == "install":
+            sub.add_argument("--server", default=None, help="write --server URL into the hook command")
+            sub.add_argument("--label", action="append", default=[], help="write --label key=value into it (repeat)")
+        _runs(sub, f"bot.hooks.install:run_{action}")
+
     hook = commands.add_parser(
         "claude-hook",
-        help="answer Claude Code's questions and permission prompts through handraise (reads a hook event on stdin)",
+        help="the same as `handraise hook claude` (kept for existing Claude Code settings)",
         description="Run by Claude Code as a hook. Without an action: read the hook event on stdin, ask through the "
         "running `handraise serve`, print the decision. Anything going wrong leaves the decision to Claude Code.",
     )
-    _server_flag(hook)
-    hook.add_argument("--label", action="append", default=[], help="an agent label key=value for routing (repeat)")
-    hook.add_argument("--timeout", help="give up (and cancel the question) after this long (default: 59m40s)")
-    _runs(hook, "bot.claude.hook:run_hook")
+    _hook_flags(hook)
+    _runs(hook, "bot.hooks.claude:run")
     actions = hook.add_subparsers(dest="action", metavar="{install,uninstall}")
     for action, text in (("install", "add handraise's hooks to Claude Code's settings"), ("uninstall", "remove them")):
         sub = actions.add_parser(action, help=text)

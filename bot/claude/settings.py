@@ -18,8 +18,11 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from bot.claude.hook import HOOK_TIMEOUT_SECONDS
 from bot.clients.ask import BadInput, parse_labels
+
+HOOK_TIMEOUT_SECONDS = 3600
+"""The `timeout` written into the hook entries (Claude Code's own default is 600 s): above the hook's own wait of
+59m40s (bot/hooks/runner.py), so the hook cancels its question before Claude Code kills it."""
 
 ENTRIES = (("PreToolUse", "AskUserQuestion"), ("PermissionRequest", "*"))
 """Where handraise hooks in: AskUserQuestion before it runs, and every permission prompt."""

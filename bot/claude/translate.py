@@ -43,7 +43,7 @@ class HookEvent:
 
     @property
     def project(self) -> str:
-        return os.path.basename(self.cwd.rstrip("/\\")) or "claude-code"
+        return os.path.basename(self.cwd.rstrip("/\\")) or "claude"
 
 
 def parse_event(text: str) -> HookEvent:
@@ -54,6 +54,11 @@ def parse_event(text: str) -> HookEvent:
         raise NotAHookEvent(f"stdin is not JSON ({error})") from None
     if not isinstance(data, dict):
         raise NotAHookEvent("stdin is not a JSON object")
+    return event_of(data)
+
+
+def event_of(data: dict[str, Any]) -> HookEvent:
+    """The fields of a decoded hook event. Raises NotAHookEvent when the tool fields are missing."""
     event, tool_name, tool_input = data.get("hook_event_name"), data.get("tool_name"), data.get("tool_input")
     if not isinstance(event, str) or not isinstance(tool_name, str) or not isinstance(tool_input, dict):
         raise NotAHookEvent("stdin has no hook_event_name, tool_name and tool_input")
@@ -68,12 +73,13 @@ def parse_event(text: str) -> HookEvent:
 
 
 def agent_of(event: HookEvent, labels: dict[str, str]) -> dict[str, Any]:
-    """The asking agent for routing: one per Claude Code session, named for its project folder."""
+    """The asking agent for routing: one per Claude Code session, named for its project folder (as every agent's
+    hook names its agent, bot/hooks/plans.py)."""
     project = event.project
     return {
-        "id": f"claude-code-{event.session_id}",
+        "id": f"claude-{event.session_id}",
         "name": project,
-        "labels": {"tool": "claude-code", "project": project, **labels},
+        "labels": {"tool": "claude", "project": project, **labels},
     }
 
 

@@ -35,10 +35,14 @@ class Reply:
 
 
 class ApiClient:
-    def __init__(self, base_url: str, token: str | None = None, *, timeout: float = 10) -> None:
+    def __init__(
+        self, base_url: str, token: str | None = None, *, timeout: float = 10, connect_timeout: float | None = None
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        # Seconds for the connection alone (default: `timeout`): a hook must give up on a dead server fast.
+        self.connect_timeout = connect_timeout
 
     def call(self, method: str, path: str, body: object = None, *, wait: float = 0) -> Reply:
         """One request; returns status and JSON body (HTTP errors included). Raises Unreachable."""
@@ -58,6 +62,11 @@ class ApiClient:
         except ValueError as error:  # a port that is not a number
             raise Unreachable(f"cannot reach handraise at {self.base_url}: {error}") from None
         try:
+            if self.connect_timeout is not None:
+                connection.timeout = self.connect_timeout
+                connection.connect()
+                if connection.sock is not None:
+                    connection.sock.settimeout(self.timeout + wait)
             connection.request(method, parts.path.rstrip("/") + path, body=data, headers=headers)
             response = connection.getresponse()
             return Reply(response.status, _json(response.read()), _seconds(response.getheader("Retry-After")))

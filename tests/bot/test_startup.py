@@ -1,4 +1,4 @@
-"""The per-question commands start without the server's libraries (what keeps them within 150 ms of bare Python).
+"""The per-question commands start without the server's libraries (what keeps the hooks within 100 ms of bare Python).
 
 Each case runs the real CLI in a fresh interpreter and reports which modules it imported; timing lives in
 bench/startup.py, not here.
@@ -48,18 +48,21 @@ def test_ask_imports_none_of_the_servers_libraries(argv: tuple[str, ...]) -> Non
     assert imported_by(*(part.replace("{port}", port) for part in argv)) & set(HEAVY) == set()
 
 
-def test_the_claude_hook_imports_none_of_the_servers_libraries() -> None:
-    event = json.dumps(
-        {
-            "hook_event_name": "PermissionRequest",
-            "session_id": "s",
-            "cwd": "/tmp/project",
-            "tool_name": "Bash",
-            "tool_input": {"command": "make"},
-        }
-    )
-    modules = imported_by("claude-hook", "--server", f"http://127.0.0.1:{free_port()}", stdin=event)
-    assert "bot" in modules
+HOOK_EVENTS = {
+    "claude": {"hook_event_name": "PermissionRequest", "session_id": "s", "cwd": "/tmp/p", "tool_name": "Bash"},
+    "codex": {"hook_event_name": "PermissionRequest", "session_id": "s", "cwd": "/tmp/p", "tool_name": "Bash"},
+    "gemini": {"hook_event_name": "BeforeTool", "session_id": "s", "cwd": "/tmp/p", "tool_name": "run_shell_command"},
+    "cursor": {"hook_event_name": "beforeShellExecution", "conversation_id": "c", "cwd": "/tmp/p", "command": "make"},
+}
+
+
+@pytest.mark.parametrize(
+    "argv", [("hook", "claude"), ("hook", "codex"), ("hook", "gemini"), ("hook", "cursor"), ("claude-hook",)]
+)
+def test_every_hook_imports_none_of_the_servers_libraries(argv: tuple[str, ...]) -> None:
+    event = {"tool_input": {"command": "make"}, **HOOK_EVENTS[argv[-1] if argv[0] == "hook" else "claude"]}
+    modules = imported_by(*argv, "--server", f"http://127.0.0.1:{free_port()}", stdin=json.dumps(event))
+    assert {"bot", "http"} <= modules  # it got as far as asking
     assert modules & set(HEAVY) == set()
 
 

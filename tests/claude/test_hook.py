@@ -36,8 +36,8 @@ async def test_ask_user_question_is_answered_from_the_web_inbox(tmp_path: Path) 
     }
     assert [question.id for question in record.questions] == ["q1", "q2"]
     assert record.agent is not None
-    assert (record.agent.id, record.agent.name) == (f"claude-code-{payloads.SESSION}", "billing-api")
-    assert record.agent.labels == {"tool": "claude-code", "project": "billing-api", "team": "billing"}
+    assert (record.agent.id, record.agent.name) == (f"claude-{payloads.SESSION}", "billing-api")
+    assert record.agent.labels == {"tool": "claude", "project": "billing-api", "team": "billing"}
 
 
 async def test_a_permission_prompt_allowed_in_the_inbox_allows(tmp_path: Path) -> None:

@@ -111,9 +111,9 @@ def test_a_skipped_permission_question_leaves_the_decision_to_claude_code() -> N
 def test_the_agent_is_the_session_named_for_its_project_folder() -> None:
     event = parse_event(json.dumps(payloads.BASH))
     assert translate.agent_of(event, {"team": "billing"}) == {
-        "id": f"claude-code-{payloads.SESSION}",
+        "id": f"claude-{payloads.SESSION}",
         "name": "billing-api",
-        "labels": {"tool": "claude-code", "project": "billing-api", "team": "billing"},
+        "labels": {"tool": "claude", "project": "billing-api", "team": "billing"},
     }
 
 
