@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 DEFAULT_SERVER = "http://127.0.0.1:8765"
+HOOK_AGENTS = ("claude", "codex", "gemini", "cursor")
 CONFIG_HELP = "config file (default: $HANDRAISE_CONFIG, else ./config.toml)"
 
 
@@ -101,6 +102,17 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--label", action="append", default=[], help="write --label key=value into it (repeat)")
             sub.add_argument("--no-permissions", action="store_true", help="only AskUserQuestion, not tool prompts")
         _runs(sub, "bot.claude.settings:run_settings")
+
+    agent_hook = commands.add_parser("hook", help="a coding agent's hook: answer its permission prompts")
+    hook_actions = agent_hook.add_subparsers(dest="action", required=True)
+    for action, text in (("install", "add handraise to a coding agent's hooks"), ("uninstall", "take it out again")):
+        sub = hook_actions.add_parser(action, help=text)
+        sub.add_argument("--for", dest="agent", required=True, choices=HOOK_AGENTS, help="the coding agent")
+        sub.add_argument("--project", action="store_true", help="the project's file in this folder, not the user's")
+        if action == "install":
+            sub.add_argument("--server", default=None, help="write --server URL into the hook command")
+            sub.add_argument("--label", action="append", default=[], help="write --label key=value into it (repeat)")
+        _runs(sub, f"bot.hooks.install:run_{action}")
     return parser
 
 
