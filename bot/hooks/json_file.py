@@ -89,8 +89,7 @@ class SettingsFile:
 
     def save(self) -> None:
         """Write `data` whole, atomically, with the file's mode. Raises BadInput for a file it may not write."""
-        if self.mode is not None and not self.mode & stat.S_IWUSR:
-            raise BadInput(f"{self.shown} is read-only (mode {self.mode:o}); nothing was changed")
+        self._refuse_read_only()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
@@ -108,12 +107,19 @@ class SettingsFile:
 
     def delete(self) -> None:
         """Remove the file, and its folder when that is left empty (install made both)."""
+        self._refuse_read_only()
         try:
             self.path.unlink()
         except OSError as error:
             raise BadInput(f"{self.shown}: cannot delete it ({error.strerror or error})") from None
         with contextlib.suppress(OSError):  # the folder holds other files, as it usually does
             self.path.parent.rmdir()
+
+    def _refuse_read_only(self) -> None:
+        # Renaming over a file needs no write permission on it, so a read-only file is refused here, on purpose:
+        # whoever made it read-only wants it left alone.
+        if self.mode is not None and not self.mode & stat.S_IWUSR:
+            raise BadInput(f"{self.shown} is read-only (mode {self.mode:o}); nothing was changed")
 
 
 def read_settings(path: Path) -> SettingsFile:
