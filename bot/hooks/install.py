@@ -131,7 +131,8 @@ def hook_command(words: list[str], server: str | None, labels: list[str]) -> str
     if server:
         words += ["--server", server]
     for label in labels:
-        words += ["--label", label]
+        # A label that starts with "-" would be read as a flag of its own; glued to --label it cannot be.
+        words += [f"--label={label}"] if label.startswith("-") else ["--label", label]
     return shlex.join(words)
 
 

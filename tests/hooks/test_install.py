@@ -355,7 +355,7 @@ def test_the_cli_dispatches_install_and_uninstall(home: Path) -> None:
 # -- the command written -----------------------------------------------------------------------------------------------
 
 
-HOSTILE_LABELS = ["team=a b", 'who=it\'s "x"', "cmd=$(rm -rf ~); `id`", "tab=\ta"]
+HOSTILE_LABELS = ["team=a b", 'who=it\'s "x"', "cmd=$(rm -rf ~); `id`", "tab=\ta", "flag=--server"]
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -368,6 +368,12 @@ def test_labels_and_server_survive_the_agents_shell_word_for_word(home: Path, ag
     assert shlex.split(command) == words
 
 
+def test_a_label_that_starts_with_a_dash_is_glued_to_its_flag(home: Path) -> None:
+    run_install(args("codex", label=["-x=1", "--y=2"]))
+    (command,) = ours(read(user_file(home, "codex")))
+    assert shlex.split(command)[3:] == ["--label=-x=1", "--label=--y=2"]
+
+
 def _hook_runner_parser_is_there() -> bool:
     try:
         build_parser().parse_args(["hook", "codex"])
@@ -378,12 +384,12 @@ def _hook_runner_parser_is_there() -> bool:
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_the_written_command_is_one_the_cli_accepts(home: Path, agent: str) -> None:
-    run_install(args(agent, server="http://127.0.0.1:8765", label=HOSTILE_LABELS))
+    run_install(args(agent, server="http://127.0.0.1:8765", label=[*HOSTILE_LABELS, "-lead=x"]))
     (command, *_) = ours(read(user_file(home, agent)))
     if not _hook_runner_parser_is_there():
         pytest.skip("`handraise hook AGENT` is not in this CLI yet")
     parsed = build_parser().parse_args(shlex.split(command)[1:])
-    assert parsed.server == "http://127.0.0.1:8765" and parsed.label == HOSTILE_LABELS
+    assert parsed.server == "http://127.0.0.1:8765" and parsed.label == [*HOSTILE_LABELS, "-lead=x"]
 
 
 def test_the_agents_timeout_outlasts_the_hooks_default_wait() -> None:
@@ -591,3 +597,13 @@ def test_a_broken_config_toml_is_no_reason_to_fail(home: Path) -> None:
     (home / ".codex").mkdir()
     (home / ".codex" / "config.toml").write_text("[features\n")
     assert run_install(args("codex")) == 0
+
+
+def test_a_hand_formatted_file_keeps_its_content_and_indentation(home: Path) -> None:
+    path = user_file(home, "codex")
+    text = '{ "hooks" : {\n      "Stop": [ {"hooks": [{"type": "command", "command": "say done"}]} ] },\n  "x": 1 }'
+    write(path, None, text)
+    run_install(args("codex"))
+    assert '\n      "hooks": {' in path.read_text()
+    run_uninstall(args("codex"))
+    assert read(path) == json.loads(text)
