@@ -1,0 +1,1 @@
+"""The coding agents' hooks: one module per agent, the shared flow, and their installers."""
