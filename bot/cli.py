@@ -21,6 +21,8 @@ HOOK_AGENTS = {
     "gemini": "answer Gemini CLI's BeforeTool",
     "cursor": "answer Cursor's beforeShellExecution and beforeMCPExecution",
 }
+NOTE_AGENTS = ("claude", "codex")
+"""The agents whose hooks can also post status notes (`--notify`)."""
 HOOK_WAIT_DEFAULT = "59m40s"
 """bot.hooks.runner.DEFAULT_WAIT_SECONDS as written in `--help` (tests/hooks/test_cli.py keeps them equal)."""
 
@@ -50,6 +52,19 @@ def _hook_flags(parser: argparse.ArgumentParser) -> None:
         default="fallback",
         help="when no answer comes in time: leave it to the agent's own prompt, or deny (default: fallback)",
     )
+
+
+def _notify_flag(parser: argparse.ArgumentParser, *, payload: bool) -> None:
+    """`--notify` runs the status-note hook instead of the permission hook (docs/agents.md#status-notes)."""
+    parser.add_argument(
+        "--notify",
+        dest="run",
+        action="store_const",
+        const="bot.hooks.notify:run_notify",
+        help="post a status note (finished, waiting for you) where the agent's questions go, instead of asking",
+    )
+    if payload:
+        parser.add_argument("payload", nargs="*", help="with --notify: Codex's notification JSON, its last argument")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -129,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
         _hook_flags(sub)
         sub.set_defaults(agent=agent)
         _runs(sub, f"bot.hooks.{agent}:run")
+        if agent in NOTE_AGENTS:
+            _notify_flag(sub, payload=agent == "codex")
     for action, text in (("install", "add handraise's hook to an agent's settings"), ("uninstall", "remove it")):
         sub = agents.add_parser(action, help=text)
         sub.add_argument("--for", dest="agent", required=True, choices=list(HOOK_AGENTS), help="the coding agent")
@@ -145,7 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
         "running `handraise serve`, print the decision. Anything going wrong leaves the decision to Claude Code.",
     )
     _hook_flags(hook)
+    hook.set_defaults(agent="claude")
     _runs(hook, "bot.hooks.claude:run")
+    _notify_flag(hook, payload=False)
     actions = hook.add_subparsers(dest="action", metavar="{install,uninstall}")
     for action, text in (("install", "add handraise's hooks to Claude Code's settings"), ("uninstall", "remove them")):
         sub = actions.add_parser(action, help=text)

@@ -8,10 +8,19 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from bot.api.notes import StatusNotes
 from bot.api.permission_body import RULE_SCHEMA, PermissionBody, permissions_path
 from bot.api.remote import RemoteQuestions
 from bot.questions.ledger import Ledger, UnknownQuestion
-from bot.questions.validation import MAX_BODY_BYTES, RequestRefused, field_path, parse_ask_body, too_large
+from bot.questions.status_note import StatusNote
+from bot.questions.validation import (
+    MAX_BODY_BYTES,
+    RequestRefused,
+    field_path,
+    parse_ask_body,
+    parse_note_body,
+    too_large,
+)
 from bot.store.errors import StoreUnavailable
 from bot.store.records import AgentRef, QuestionRecord
 from core import AskUserQuestionItem, UserQuestionError
@@ -20,6 +29,7 @@ MAX_WAIT_SECONDS = 300
 
 LEDGER_KEY = web.AppKey("ledger", Ledger)
 REMOTE_KEY = web.AppKey("remote", RemoteQuestions)
+NOTES_KEY = web.AppKey("notes", StatusNotes)
 
 
 class AskBody(BaseModel):
@@ -134,6 +144,22 @@ async def ask(request: web.Request) -> web.Response:
     )
 
 
+async def post_note(request: web.Request) -> web.Response:
+    """A status note: shown where the agent's questions go, with nothing to answer, stored nowhere."""
+    try:
+        note = StatusNote.model_validate(parse_note_body(await read_body(request, MAX_BODY_BYTES)))
+    except RequestRefused as refused:
+        return error_response(refused.status, refused.code, refused.message)
+    except ValidationError as invalid:
+        first = invalid.errors()[0]
+        return error_response(422, "BAD_REQUEST", f"{field_path(first['loc']) or 'body'}: {first['msg']}")
+    shown = await request.app[NOTES_KEY].post(note)
+    body: dict[str, Any] = {"delivered": shown or []}
+    if shown is None:
+        body["throttled"] = True
+    return web.json_response(body, status=202)
+
+
 async def get_question(request: web.Request) -> web.Response:
     wait_text = request.query.get("wait", "0")
     try:
@@ -185,6 +211,9 @@ def openapi_document() -> dict[str, Any]:
     components |= permission_schema.pop("$defs", {})
     components["PermissionBody"] = permission_schema
     components["Rule"] = RULE_SCHEMA
+    note_schema = StatusNote.model_json_schema(ref_template="#/components/schemas/{model}", by_alias=True)
+    components |= note_schema.pop("$defs", {})
+    components["NoteBody"] = note_schema
     error = {"$ref": "#/components/schemas/Error"}
     components["Error"] = {
         "type": "object",
@@ -249,6 +278,24 @@ def openapi_document() -> dict[str, Any]:
                 },
                 "get": {"summary": "Recent questions", "responses": {"200": reply("Questions", {"type": "object"})}},
             },
+            "/v1/notes": {
+                "post": {
+                    "summary": "A status note (finished, waiting) shown where the agent's questions go; nothing to "
+                    "answer",
+                    "requestBody": {
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NoteBody"}}}
+                    },
+                    "responses": {
+                        "202": reply(
+                            "Posted: the channels that showed it; `throttled` when the same note came within 10 s",
+                            {"type": "object", "properties": {"delivered": {}, "throttled": {}}},
+                        ),
+                        "400": reply("Not JSON (BAD_JSON)", error),
+                        "413": reply("Body over 1 MiB (TOO_LARGE)", error),
+                        "422": reply("BAD_REQUEST (names the field)", error),
+                    },
+                }
+            },
             "/v1/questions/{id}": {
                 "parameters": [id_param],
                 "get": {
@@ -277,7 +324,9 @@ def openapi_document() -> dict[str, Any]:
 def add_api_routes(app: web.Application, ledger: Ledger, remote: RemoteQuestions) -> None:
     app[LEDGER_KEY] = ledger
     app[REMOTE_KEY] = remote
+    app[NOTES_KEY] = StatusNotes(ledger)
     app.router.add_post("/v1/questions", ask)
+    app.router.add_post("/v1/notes", post_note)
     app.router.add_get("/v1/questions", list_questions)
     app.router.add_get("/v1/questions/{id}", get_question)
     app.router.add_delete("/v1/questions/{id}", cancel_question)

@@ -23,6 +23,7 @@ from bot.channels.replies import APPROVALS_KEY, RESPONDERS_KEY, Audience, Replie
 from bot.errors import BotErrorCode, HandraiseError
 from bot.questions.ledger import Ledger, PendingQuestion
 from bot.questions.routing import Route, Router
+from bot.questions.status_note import StatusNote
 from bot.replicas.replica import Alone, Leadership
 from bot.settings.durations import format_duration
 from bot.store.records import REMIND_AT_KEY, REMINDED_KEY, AgentRef, Delivery, NewDelivery, QuestionRecord
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 
 CLOSE_OUT_SECONDS = 30
 """How long a channel may take to show the outcome (update a Slack message, send a mail) once the question ends."""
+NOTE_SECONDS = 10
+"""How long a channel may take to show a status note; the agent's hook has long stopped waiting by then."""
 
 
 class DeliveryError(HandraiseError, UserQuestionError):
@@ -121,6 +124,12 @@ class Channel(Audience, ABC):
         """Show how far a question that needs `needed` approvals has come (`bot.questions.approvals.progress`: "1 of 2
         approvals: Alice") where it is shown. Default: nothing (the approver is told in their reply's outcome)."""
 
+    async def post_note(self, note: StatusNote, route: Route) -> bool:
+        """Show a status note (`bot.questions.status_note`) where the route shows the agent's questions, in its
+        thread there if it has one, with nothing to answer; True once shown. Default: nothing, and False (a mail
+        for every finished turn would be noise; a channel without a place for notes skips them)."""
+        return False
+
     def add_routes(self, app: web.Application) -> None:
         """Mount the HTTP endpoints the channel needs on the program's server (Slack's /slack/events). Default: none."""
 
@@ -151,6 +160,18 @@ class ChannelAnswerer:
 
     def route_for(self, agent: AgentRef | None) -> Route | None:
         return self.router.route(self.name, agent)
+
+    async def post_note(self, note: StatusNote) -> bool:
+        """Show `note` here when the agent's questions would come here, bounded in time; a failure is logged."""
+        route = self.route_for(note.agent)
+        if route is None:
+            return False
+        try:
+            with anyio.fail_after(NOTE_SECONDS):
+                return await self.channel.post_note(note, route)
+        except Exception as failure:
+            log.warning("%s could not show a %s note of %s: %s", self.name, note.event, note.agent.id, failure)
+            return False
 
     def delivery_with_question(self, record: QuestionRecord, route: Route) -> NewDelivery | None:
         """The delivery `_deliver` would record for the new question `record`, to store with it, when the channel

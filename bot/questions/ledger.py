@@ -27,6 +27,7 @@ from bot.questions.progress import PartialResult as PartialResult
 from bot.questions.progress import Progress
 from bot.questions.resolving import Resolver
 from bot.questions.routing import Route
+from bot.questions.status_note import StatusNote
 from bot.questions.watchers import ChangeKind as ChangeKind
 from bot.questions.watchers import ChangeListener as ChangeListener
 from bot.questions.watchers import ShownListener as ShownListener
@@ -46,6 +47,16 @@ class Answering(Protocol):
 
     def delivery_with_question(self, record: QuestionRecord, route: Route) -> NewDelivery | None:
         """The delivery to store with the new question `record` when showing it only takes that row; else None."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """Its channel's name."""
+        ...
+
+    async def post_note(self, note: StatusNote) -> bool:
+        """Show `note` where the agent's questions would go here; False when it is not routed here, the channel
+        shows no notes, or showing it failed (logged)."""
         ...
 
 

@@ -30,6 +30,8 @@ MAX_LABEL = 200
 MAX_DESCRIPTION = 1_000
 MAX_AGENT_TEXT = 200
 MAX_AGENT_LABELS = 50
+MAX_NOTE_TEXT = 4_000
+"""A status note's `text` (`POST /v1/notes`); channels show less of it."""
 
 # C0 and C1 controls, DEL, and lone surrogates (JSON's "\ud800" decodes to one, and it cannot be stored as UTF-8).
 _CONTROL_IN_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -82,6 +84,18 @@ def parse_ask_body(raw: bytes) -> Any:
     if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth(payload) > MAX_DEPTH:
         raise _too_deep()
     _check_fields(payload)
+    return payload
+
+
+def parse_note_body(raw: bytes) -> Any:
+    """The body of `POST /v1/notes`: JSON as for an ask, its agent held to the same limits, its `text` to
+    MAX_NOTE_TEXT characters with no control characters but tabs and line breaks.
+
+    Raises RequestRefused: 400 BAD_JSON, 413 TOO_LARGE or 422 BAD_REQUEST naming the field.
+    """
+    payload = parse_ask_body(raw)
+    if isinstance(payload, MAPPING):
+        _text(payload.get("text"), "", "text", MAX_NOTE_TEXT, multiline=True)
     return payload
 
 

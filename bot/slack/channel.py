@@ -10,8 +10,8 @@ a restart and after the agent has asked its next question in the same thread. So
 kept in the store), and a thread reply only ever answers a question posted before it.
 
 This class wires the parts together; each lives in its own module: `posting` and `lost_posts` (sending a question),
-`follow_ups` (its message afterwards), `interactions`, `thread_replies` and `waiting` (what people do), `notices`
-(what they are told), `people`, `redeliveries` and `connection`.
+`follow_ups` (its message afterwards), `notes` (an agent's status notes), `interactions`, `thread_replies` and
+`waiting` (what people do), `notices` (what they are told), `people`, `redeliveries` and `connection`.
 """
 
 from __future__ import annotations
@@ -23,12 +23,14 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.channels.base import Channel, Sent
 from bot.questions.routing import Route
+from bot.questions.status_note import StatusNote
 from bot.settings.secrets import resolve_secret
 from bot.slack import ids, notices, people
 from bot.slack.connection import add_events_route, bolt_app, hold_socket
 from bot.slack.follow_ups import FollowUps
 from bot.slack.interactions import Interactions
 from bot.slack.lost_posts import LostPosts
+from bot.slack.notes import NotePoster
 from bot.slack.posting import QuestionPoster
 from bot.slack.settings import SlackSettings
 from bot.slack.thread_replies import ThreadReplies
@@ -71,6 +73,7 @@ class SlackChannel(Channel):
         self._poster = QuestionPoster(self, settings, self.transport, self.threads)
         self._lost_posts = LostPosts(self, self.transport, self.threads)
         self._follow_ups = FollowUps(self, self.transport)
+        self._notes = NotePoster(self, self.transport, self.threads)
         self._waiting = WaitingList(self)
         interactions = Interactions(self, self.transport, told)
         self.app.action(ids.ACTION_PATTERN)(interactions.on_action)
@@ -96,6 +99,10 @@ class SlackChannel(Channel):
     async def show_progress(self, question: QuestionRecord, delivery: Delivery, needed: int) -> None:
         """Keep the buttons and add how many have approved, so the next approver sees who already did."""
         await self._follow_ups.show_progress(question, delivery, needed)
+
+    async def post_note(self, note: StatusNote, route: Route) -> bool:
+        """Post the note in the agent's thread (starting it when the agent has none yet); no buttons."""
+        return await self._notes.post(note, route)
 
     async def identity(self, person: str) -> str:
         """The user's email address when the app may read it (users:read.email), so that approving in Slack and

@@ -20,9 +20,11 @@ from telegram import Bot, CallbackQuery, Message, Update, User
 from bot.channels.base import Channel, DeliveryError, Sent
 from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
 from bot.questions.routing import Route
+from bot.questions.status_note import StatusNote
 from bot.settings.secrets import resolve_secret
 from bot.store.records import Delivery, QuestionRecord
 from bot.telegram import keys, updates
+from bot.telegram.notes import NotePoster
 from bot.telegram.parse import (
     Chosen,
     Decision,
@@ -96,6 +98,7 @@ class TelegramChannel(Channel):
         self.transport = TelegramTransport(bot, sleep=sleep)
         self.topics = topics(self.name)
         self.names: dict[str, str] = {}
+        self._notes = NotePoster(self, self.transport, self.topics)
 
     # --- the shared base's side ----------------------------------------------------------------------------------
 
@@ -160,6 +163,10 @@ class TelegramChannel(Channel):
         ref = TelegramRef.model_validate(delivery.ref)
         message = render_question(question, note=approval_note(question, needed, self.names), names=self.names)
         await self.transport.edit(ref.chat_id, ref.message_id, message.text, message.keyboard)
+
+    async def post_note(self, note: StatusNote, route: Route) -> bool:
+        """Send the note to the route's chat (the agent's topic), replying to its last question there; no buttons."""
+        return await self._notes.post(note, route)
 
     async def run(self) -> None:
         """Long polling (the default) for as long as the channel runs; in webhook mode, register the webhook."""

@@ -192,8 +192,8 @@ async def test_openapi_describes_every_route(tmp_path: Path) -> None:
     async with program(config_for(tmp_path)) as (running, _):
         _, document = await call("GET", f"{running.base_url}/openapi.json")
     assert document["openapi"].startswith("3.1")
-    assert set(document["paths"]) == {"/v1/questions", "/v1/questions/{id}", "/v1/permissions"}
-    assert {"AskBody", "PermissionBody", "PermissionWire", "Rule"} <= set(document["components"]["schemas"])
+    assert set(document["paths"]) == {"/v1/questions", "/v1/questions/{id}", "/v1/permissions", "/v1/notes"}
+    assert {"AskBody", "PermissionBody", "PermissionWire", "Rule", "NoteBody"} <= set(document["components"]["schemas"])
 
 
 async def test_a_pending_question_survives_a_restart_and_is_not_sent_twice(tmp_path: Path) -> None:

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from bot.hooks.install import AGENT_TIMEOUT_SECONDS as HOOK_TIMEOUT_SECONDS
 from bot.cli import DEFAULT_SERVER, HOOK_WAIT_DEFAULT, build_parser, main
+from bot.hooks.install import AGENT_TIMEOUT_SECONDS as HOOK_TIMEOUT_SECONDS
 from bot.hooks.runner import DEFAULT_WAIT_SECONDS
 from bot.settings.duration_text import format_duration
 
