@@ -44,7 +44,8 @@ HEADER_OPENER = re.compile(
 DATE_OR_ADDRESS = re.compile(r"\d|@")
 TIME = re.compile(r"(?<!\d)(?:[01]?\d|2[0-3])[:.][0-5]\d(?!\d)")
 YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
-ENDS_WITH_COLON = re.compile(rf"{COLON}\s*$")
+ENDS_WITH_COLON = re.compile(rf"(?<!mailto){COLON}\s*$", re.IGNORECASE)
+"""A header's closing colon; "<bot@x<mailto:" at the end of a line is an address wrapped onto the next one."""
 
 _FROM_WORDS = (
     r"From|Von|De|De\s+la|Da|Van|Från|Fra|Od|От|Від(?:\s+кого)?|Kimden|Gönderen|Από|Feladó|Lähettäjä|Frá|Nuo|No|"
