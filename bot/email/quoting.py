@@ -4,8 +4,9 @@ words if it only knows `>` quoting.
 - Fenced code (```` ``` ```` or `~~~` up to a closing fence of the same kind) is the person's own text: a `####`,
   `---` or `--` line in it is code, not a rule, a separator or a signature delimiter. A fence that never closes
   marks nothing (it may be history's, or a stray line).
-- Initials quoting (Supercite, Lotus Notes, FidoNet: `JD> text`, ` C> text`, `hr> text`) counts as quoted when the
-  same prefix starts two or more lines: one such line alone may be the person's (`A> B`).
+- Initials quoting (Supercite, Lotus Notes, FidoNet: `JD> text`, ` C> text`, `hr> text`) counts as quoted when a
+  quote header opens it and the same prefix starts two or more lines: a prompt the person pasted (`sqlite> …`,
+  `mysql> …`) stays theirs.
 - An indented block under a quote header ("On … wrote:" then every line indented) is the quote of clients that
   indent instead of marking; it ends at the first line that is not indented, where the person's text goes on.
 - Gmail add-ons (Streak, Mailtrack) end the new text with a tracking mark, `ᐧ` (U+1427), on its own line or glued
@@ -45,16 +46,19 @@ def code_lines(lines: list[str]) -> set[int]:
     return code
 
 
-def initials_quoted(lines: list[str], code: set[int]) -> set[int]:
-    """The indexes of lines quoted with a prefix such as `JD>`, when that prefix starts at least two lines."""
+def initials_lines(lines: list[str], code: set[int]) -> dict[str, list[int]]:
+    """The lines that start with a prefix such as `JD>`, by prefix, for the prefixes that start two lines or more."""
     found: dict[str, list[int]] = {}
     for index, line in enumerate(lines):
-        if index in code:
-            continue
-        prefix = _INITIALS.match(line[:20])
-        if prefix is not None:
-            found.setdefault(prefix.group(1), []).append(index)
-    return {index for indexes in found.values() if len(indexes) >= 2 for index in indexes}
+        if index not in code and (prefix := initials_prefix(line)):
+            found.setdefault(prefix, []).append(index)
+    return {prefix: indexes for prefix, indexes in found.items() if len(indexes) >= 2}
+
+
+def initials_prefix(line: str) -> str | None:
+    """The initials a line is quoted with ("JD" in "JD> text"), or None."""
+    prefix = _INITIALS.match(line[:20])
+    return prefix.group(1) if prefix else None
 
 
 def indented_quote_end(lines: list[str], start: int) -> int | None:

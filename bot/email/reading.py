@@ -62,7 +62,7 @@ _LONG_RULE = 10
 _NAME = re.compile(r"^[^\W\d_][^\d:;!?]{0,50}$")
 _ECHO_STRIP = re.compile(r"[>*_#|`\u2022·\s]+")
 _WORD = re.compile(r"\w+")
-_STRONG_ECHO = 12
+_STRONG_ECHO = 11
 _LONE_ECHO = 25
 
 
@@ -129,8 +129,7 @@ def _strip_history(lines: list[str]) -> list[str]:
     library = _library_headers(lines)
     code = quoting.code_lines(lines)
     quoted = [index not in code and _is_quoted(line) for index, line in enumerate(lines)]
-    for index in quoting.initials_quoted(lines, code):
-        quoted[index] = True
+    initials = quoting.initials_lines(lines, code)
     kept: list[str] = []
     index = 0
     while index < len(lines):
@@ -141,6 +140,8 @@ def _strip_history(lines: list[str]) -> list[str]:
             index += 1
             continue
         if quoted[index]:
+            if initials and marks.WROTE.search(stripped.lstrip("> ")):  # Supercite: '>>>>> "Bob" == … writes:'
+                _open_initials(lines, index + 1, initials, quoted)
             index += 1
             continue
         if (
@@ -155,7 +156,7 @@ def _strip_history(lines: list[str]) -> list[str]:
         if not span and library.get(index):
             span, has_verb = library[index], True
         if span:
-            after = _next_content(lines, index + span)
+            after = _open_initials(lines, index + span, initials, quoted)
             if after is None or quoted[after]:
                 index += span  # the header opens a quote; a bottom-posted or interleaved answer may follow it
                 continue
@@ -168,6 +169,16 @@ def _strip_history(lines: list[str]) -> list[str]:
         kept.append(line)
         index += 1
     return kept
+
+
+def _open_initials(lines: list[str], start: int, initials: dict[str, list[int]], quoted: list[bool]) -> int | None:
+    """The first content line from `start` (under a quote header); if it is quoted with initials ("JD> …"), so is
+    every later line with the same initials."""
+    after = _next_content(lines, start)
+    if after is not None and initials and (prefix := quoting.initials_prefix(lines[after])) in initials:
+        for index in initials[prefix]:
+            quoted[index] = quoted[index] or index >= after
+    return after
 
 
 def _next_content(lines: list[str], start: int) -> int | None:
@@ -185,8 +196,8 @@ def _header_span(lines: list[str], index: int, quoted: list[bool], *, look_ahead
     if not first or len(first) > marks.MAX_LINE:
         return 0, False
     opener = bool(marks.HEADER_OPENER.match(first))
-    # A header's first line already holds part of its date or address; a greeting above one ("Hello") does not.
-    may_wrap = opener or ((index == 0 or not lines[index - 1].strip()) and bool(marks.DATE_OR_ADDRESS.search(first)))
+    # A header's first line already holds part of its date or address; an answer above one ("Hello", "選 2") does not.
+    may_wrap = opener or ((index == 0 or not lines[index - 1].strip()) and _dated_or_addressed(first))
     joined = first
     for span in range(1, 4):
         if span > 1:
@@ -199,6 +210,7 @@ def _header_span(lines: list[str], index: int, quoted: list[bool], *, look_ahead
             if look_ahead and _starts_header(lines, index + span - 1, quoted):
                 break
             joined = f"{joined}{following}" if closing_bracket else f"{joined} {following}"
+            joined = marks.MAILTO.sub("", joined)  # Outlook's "<bot@x<mailto:\nbot@x>>" wraps inside the address
         if marks.WROTE.search(joined) or (opener and marks.WROTE_THEN_WHO.search(joined)):
             if marks.DATE_OR_ADDRESS.search(joined):
                 return span, True
@@ -210,6 +222,10 @@ def _header_span(lines: list[str], index: int, quoted: list[bool], *, look_ahead
 def _starts_header(lines: list[str], index: int, quoted: list[bool]) -> bool:
     opens = marks.HEADER_OPENER.match(lines[index].strip()[: marks.MAX_LINE])
     return bool(opens) and _header_span(lines, index, quoted, look_ahead=False)[0] > 0
+
+
+def _dated_or_addressed(text: str) -> bool:
+    return "@" in text or bool(marks.TIME.search(text) or marks.YEAR.search(text))
 
 
 def _dated(text: str) -> bool:
