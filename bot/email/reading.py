@@ -6,13 +6,15 @@ Built in layers, each for what the one before misses:
 1. HTML first where there is HTML (`html_text`): clients mark history there most reliably. The HTML reading
    decides what is new; the text part, when it says the same, supplies the lines as the person typed them.
 2. Lines quoted with `>` are history wherever they are (top-posting, bottom-posting, interleaved answers are kept).
+   So are lines quoted with initials ("JD> …") that a quote header opens (`quoting`). Fenced code is the person's.
 3. Quote headers (`history_marks`): "On … wrote:" in some forty forms and languages, ASCII or full-width colons,
    wrapped over up to three lines; headers reduced to a date and a name ("2026年12月2日(火) 10:15 Bob <b@x>:") when
-   a quote follows; and `mail-parser-reply`'s per-language patterns. A header followed by `>` lines only opens that
-   quote (the reply may continue below it); a header followed by unquoted text means everything below is history.
+   a quote follows; and `mail-parser-reply`'s per-language patterns. A header followed by a quote only opens it
+   (the reply may continue below it), an indented block under a header included; a header followed by unquoted,
+   unindented text means everything below is history.
 4. Header blocks (`From:`/`Von:`/`发件人：` with `Sent:`/`Date:`/…), separator and forwarded-message lines, signature
    delimiters, device footers, decorated rules with a signature under them, contact blocks and closings
-   ("Thanks,\\nAlice") end the new text.
+   ("Thanks,\\nAlice") end the new text; a signature or closing under a line that announces it ("Send it to:") stays.
 5. What no generic library can do: the bot knows what it sent (`sent`), so runs of lines that repeat it are history
    even when the client marked them in no way at all.
 
