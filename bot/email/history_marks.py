@@ -30,7 +30,7 @@ WROTE = re.compile(rf"(?:(?:^|[\s,)>\]\"'])(?:{_WROTE_WORDS})|(?:{_CJK_WROTE}))\
 """A line (or joined lines) that ends a quote header: "… wrote:", "… 写道：", Zoho's "… wrote ----"."""
 
 WROTE_THEN_WHO = re.compile(
-    rf"(?:^|\s)(?:schrieb|schreef|skrev|escreveu)\s[^:：]{{1,160}}{_WROTE_END}\s*$", re.IGNORECASE
+    rf"(?:^|\s)(?:schrieb|schreef|skrev|escreveu)\s[^:：]{{1,160}}(?<!mailto){_WROTE_END}\s*$", re.IGNORECASE
 )
 """German, Dutch and Scandinavian clients put the writer after the verb ("Am … schrieb Bob <bob@x>:")."""
 
@@ -42,9 +42,12 @@ HEADER_OPENER = re.compile(
 """How a quote header begins in many languages (its first line may be all there is before it wraps)."""
 
 DATE_OR_ADDRESS = re.compile(r"\d|@")
+MAILTO = re.compile(r"<mailto:[^<>]{0,320}>", re.IGNORECASE)
+"""The link Outlook writes after an address in a header ("bot@x<mailto:bot@x>"), dropped before matching."""
 TIME = re.compile(r"(?<!\d)(?:[01]?\d|2[0-3])[:.][0-5]\d(?!\d)")
 YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
-ENDS_WITH_COLON = re.compile(rf"{COLON}\s*$")
+ENDS_WITH_COLON = re.compile(rf"(?<!mailto){COLON}\s*$", re.IGNORECASE)
+"""A header's closing colon; "<bot@x<mailto:" at the end of a line is an address wrapped onto the next one."""
 
 _FROM_WORDS = (
     r"From|Von|De|De\s+la|Da|Van|Från|Fra|Od|От|Від(?:\s+кого)?|Kimden|Gönderen|Από|Feladó|Lähettäjä|Frá|Nuo|No|"

@@ -6,13 +6,15 @@ Built in layers, each for what the one before misses:
 1. HTML first where there is HTML (`html_text`): clients mark history there most reliably. The HTML reading
    decides what is new; the text part, when it says the same, supplies the lines as the person typed them.
 2. Lines quoted with `>` are history wherever they are (top-posting, bottom-posting, interleaved answers are kept).
+   So are lines quoted with initials ("JD> …") that a quote header opens (`quoting`). Fenced code is the person's.
 3. Quote headers (`history_marks`): "On … wrote:" in some forty forms and languages, ASCII or full-width colons,
    wrapped over up to three lines; headers reduced to a date and a name ("2026年12月2日(火) 10:15 Bob <b@x>:") when
-   a quote follows; and `mail-parser-reply`'s per-language patterns. A header followed by `>` lines only opens that
-   quote (the reply may continue below it); a header followed by unquoted text means everything below is history.
+   a quote follows; and `mail-parser-reply`'s per-language patterns. A header followed by a quote only opens it
+   (the reply may continue below it), an indented block under a header included; a header followed by unquoted,
+   unindented text means everything below is history.
 4. Header blocks (`From:`/`Von:`/`发件人：` with `Sent:`/`Date:`/…), separator and forwarded-message lines, signature
    delimiters, device footers, decorated rules with a signature under them, contact blocks and closings
-   ("Thanks,\\nAlice") end the new text.
+   ("Thanks,\\nAlice") end the new text; a signature or closing under a line that announces it ("Send it to:") stays.
 5. What no generic library can do: the bot knows what it sent (`sent`), so runs of lines that repeat it are history
    even when the client marked them in no way at all.
 
@@ -33,6 +35,7 @@ from functools import cache
 from mailparser_reply.parser import EmailMessage as _ReplyParserMessage
 
 from bot.email import history_marks as marks
+from bot.email import quoting
 from bot.email.html_text import MAX_HTML_CHARS as MAX_HTML_CHARS
 from bot.email.html_text import html_to_text as html_to_text
 from bot.email.mime import parse_mail as parse_mail
@@ -61,7 +64,7 @@ _LONG_RULE = 10
 _NAME = re.compile(r"^[^\W\d_][^\d:;!?]{0,50}$")
 _ECHO_STRIP = re.compile(r"[>*_#|`\u2022·\s]+")
 _WORD = re.compile(r"\w+")
-_STRONG_ECHO = 12
+_STRONG_ECHO = 11
 _LONE_ECHO = 25
 
 
@@ -112,7 +115,7 @@ def _words(text: str) -> list[str]:
 
 def _normalise(text: str) -> list[str]:
     text = _LINE_BREAKS.sub("\n", text).translate(_INVISIBLE).translate(_SPACES)
-    return [line.rstrip() for line in text.split("\n")]
+    return [quoting.without_tracking_mark(line.rstrip()) for line in text.split("\n")]
 
 
 def _is_quoted(line: str) -> bool:
@@ -120,14 +123,27 @@ def _is_quoted(line: str) -> bool:
 
 
 def _strip_history(lines: list[str]) -> list[str]:
-    """Drop `>` lines and quote headers that open them; stop at the first mark of history that runs to the end."""
+    """Drop quoted lines and quote headers that open them; stop at the first mark of history that runs to the end.
+
+    Fenced code is kept as it stands. A header followed by an indented block drops the block, and the text after it
+    is read on (an answer below an indented quote); followed by any other unquoted text, it ends the reply.
+    """
     library = _library_headers(lines)
+    code = quoting.code_lines(lines)
+    quoted = [index not in code and _is_quoted(line) for index, line in enumerate(lines)]
+    initials = quoting.initials_lines(lines, code)
     kept: list[str] = []
     index = 0
     while index < len(lines):
         line = lines[index]
         stripped = line.strip()[: marks.MAX_LINE]
-        if _is_quoted(line):
+        if index in code:
+            kept.append(line)
+            index += 1
+            continue
+        if quoted[index]:
+            if initials and marks.WROTE.search(stripped.lstrip("> ")):  # Supercite: '>>>>> "Bob" == … writes:'
+                _open_initials(lines, index + 1, initials, quoted)
             index += 1
             continue
         if (
@@ -138,37 +154,52 @@ def _strip_history(lines: list[str]) -> list[str]:
             or _inline_header(stripped)
         ):
             break
-        span, has_verb = _header_span(lines, index)
+        span, has_verb = _header_span(lines, index, quoted)
         if not span and library.get(index):
             span, has_verb = library[index], True
         if span:
-            after = _next_content(lines, index + span)
-            if after is None or _is_quoted(lines[after]):
-                index += span  # the header opens a `>` quote; a bottom-posted or interleaved answer may follow it
+            after = _open_initials(lines, index + span, initials, quoted)
+            if after is None or quoted[after]:
+                index += span  # the header opens a quote; a bottom-posted or interleaved answer may follow it
                 continue
             if has_verb:
-                break
+                end = quoting.indented_quote_end(lines, after)
+                if end is None:
+                    break
+                index = end
+                continue
         kept.append(line)
         index += 1
     return kept
+
+
+def _open_initials(lines: list[str], start: int, initials: dict[str, list[int]], quoted: list[bool]) -> int | None:
+    """The first content line from `start` (under a quote header); if it is quoted with initials ("JD> …"), so is
+    every later line with the same initials."""
+    after = _next_content(lines, start)
+    if after is not None and initials and (prefix := quoting.initials_prefix(lines[after])) in initials:
+        for index in initials[prefix]:
+            quoted[index] = quoted[index] or index >= after
+    return after
 
 
 def _next_content(lines: list[str], start: int) -> int | None:
     return next((i for i in range(start, len(lines)) if lines[i].strip()), None)
 
 
-def _header_span(lines: list[str], index: int) -> tuple[int, bool]:
+def _header_span(lines: list[str], index: int, quoted: list[bool], *, look_ahead: bool = True) -> tuple[int, bool]:
     """How many lines (1-3) a quote header starting at `index` spans (0: none), and whether it has a "wrote" verb.
 
     A header without a verb ("вт, 2 дек. 2026 г. в 10:15, Bob <b@x>:") needs a time and a year or an address.
-    A header wraps onto more lines only when it starts like one or stands after a blank line.
+    A header wraps onto more lines only when it starts like one or stands after a blank line, and never onto a line
+    that is a header by itself: then the header starts there, and this line ("2", typed right above it) is the answer.
     """
     first = lines[index].strip().lstrip("-=*_~ ")
     if not first or len(first) > marks.MAX_LINE:
         return 0, False
     opener = bool(marks.HEADER_OPENER.match(first))
-    # A header's first line already holds part of its date or address; a greeting above one ("Hello") does not.
-    may_wrap = opener or ((index == 0 or not lines[index - 1].strip()) and bool(marks.DATE_OR_ADDRESS.search(first)))
+    # A header's first line already holds part of its date or address; an answer above one ("Hello", "選 2") does not.
+    may_wrap = opener or ((index == 0 or not lines[index - 1].strip()) and _dated_or_addressed(first))
     joined = first
     for span in range(1, 4):
         if span > 1:
@@ -176,15 +207,27 @@ def _header_span(lines: list[str], index: int) -> tuple[int, bool]:
                 break
             following = lines[index + span - 1].strip()
             closing_bracket = _WRAPPED_BRACKET.match(following)  # Gmail wraps "<bob@x\n>:" at the address's end
-            if not following or (_is_quoted(following) and not closing_bracket) or len(following) > marks.MAX_LINE:
+            if not following or (quoted[index + span - 1] and not closing_bracket) or len(following) > marks.MAX_LINE:
+                break
+            if look_ahead and _starts_header(lines, index + span - 1, quoted):
                 break
             joined = f"{joined}{following}" if closing_bracket else f"{joined} {following}"
+            joined = marks.MAILTO.sub("", joined)  # Outlook's "<bot@x<mailto:\nbot@x>>" wraps inside the address
         if marks.WROTE.search(joined) or (opener and marks.WROTE_THEN_WHO.search(joined)):
             if marks.DATE_OR_ADDRESS.search(joined):
                 return span, True
         elif marks.ENDS_WITH_COLON.search(joined) and _dated(joined):
             return span, False
     return 0, False
+
+
+def _starts_header(lines: list[str], index: int, quoted: list[bool]) -> bool:
+    opens = marks.HEADER_OPENER.match(lines[index].strip()[: marks.MAX_LINE])
+    return bool(opens) and _header_span(lines, index, quoted, look_ahead=False)[0] > 0
+
+
+def _dated_or_addressed(text: str) -> bool:
+    return "@" in text or bool(marks.TIME.search(text) or marks.YEAR.search(text))
 
 
 def _dated(text: str) -> bool:
@@ -284,26 +327,38 @@ def _drop_echo(lines: list[str], sent: str) -> list[str]:
 
 
 def _drop_signature(lines: list[str]) -> list[str]:
-    """Cut a signature: under a drawn rule ("━━━━", "~~~~", "__"), or a trailing block of a name and contacts."""
+    """Cut a signature: under a drawn rule ("━━━━", "~~~~", "__"), or a trailing block of a name and contacts.
+
+    Never in fenced code, nor under a line that announces what follows ("Send it to:", "ask the DBA (").
+    """
+    code = quoting.code_lines(lines)
     content = [i for i, line in enumerate(lines) if line.strip()]
     for position, index in enumerate(content[1:], start=1):
         rule = lines[index].strip()
         if len(rule) > marks.MAX_LINE or not marks.RULE.match(rule):
+            continue
+        if index in code or quoting.announces(lines[content[position - 1]]):
             continue
         tail = [lines[i].strip() for i in content[position + 1 :]]
         if len(rule.replace(" ", "")) >= _LONG_RULE and len(tail) <= 2 * _SIGNATURE_LINES:
             return lines[:index]
         if tail and _signature_like(tail, need_contact=False):
             return lines[:index]
-    if not content:
+    if not content or content[-1] in code:
         return lines
     last = content[-1]
-    if len(content) > 1 and not lines[last - 1].strip() and marks.SIGN_OFF.match(lines[last].strip()[: marks.MAX_LINE]):
+    if (
+        len(content) > 1
+        and not lines[last - 1].strip()
+        and marks.SIGN_OFF.match(lines[last].strip()[: marks.MAX_LINE])
+        and not quoting.announces(lines[content[-2]])
+    ):
         return lines[:last]
     start = next((i + 1 for i in range(content[-1], -1, -1) if not lines[i].strip()), 0)
     block = [line.strip() for line in lines[start:] if line.strip()]
     if start > content[0] and len(block) >= 2 and _signature_like(block, need_contact=True):
-        return lines[:start]
+        above = next(i for i in range(start - 1, -1, -1) if lines[i].strip())
+        return lines if quoting.announces(lines[above]) else lines[:start]
     return lines
 
 
@@ -318,9 +373,12 @@ def _signature_like(block: list[str], *, need_contact: bool) -> bool:
 
 def _drop_closing(lines: list[str]) -> list[str]:
     """Cut a closing ("Thanks,", "Best regards,") followed only by a few short lines (a name, a title)."""
+    code = quoting.code_lines(lines)
     content = [i for i, line in enumerate(lines) if line.strip()]
     for position, index in enumerate(content[1:], start=1):
         if not marks.CLOSING.match(lines[index].strip()[: marks.MAX_LINE]):
+            continue
+        if index in code or quoting.announces(lines[content[position - 1]]):
             continue
         tail = content[position + 1 :]
         if len(tail) <= _CLOSING_TAIL_LINES and all(len(lines[i].strip()) <= _CLOSING_TAIL_WIDTH for i in tail):
@@ -330,9 +388,11 @@ def _drop_closing(lines: list[str]) -> list[str]:
 
 def _tidy(lines: Iterable[str]) -> str:
     kept = list(lines)
-    while kept and marks.DECORATION.match(kept[-1]):
-        kept.pop()
-    while kept and marks.DECORATION.match(kept[0]):
-        kept.pop(0)
-    text = textwrap.dedent("\n".join(kept))
+    code = quoting.code_lines(kept)  # a `~~~` fence is code, not a decoration to trim
+    start, end = 0, len(kept)
+    while end > start and end - 1 not in code and marks.DECORATION.match(kept[end - 1]):
+        end -= 1
+    while start < end and start not in code and marks.DECORATION.match(kept[start]):
+        start += 1
+    text = textwrap.dedent("\n".join(kept[start:end]))
     return re.sub(r"\n{3,}", "\n\n", text).strip()

@@ -15,7 +15,8 @@ other reply parsers were studied for the shapes, nothing was copied from them). 
 
 Within a part, `⟦SENT⟧` is the bot's mail as text, `⟦>SENT⟧` the same quoted with "> ", `⟦SENT-HTML⟧` as HTML
 (the `3` forms are the three-question mail), and `⟦U+200B⟧` is that code point (invisible characters stay visible in
-the files).
+the files). `⟦PREFIX|SENT⟧` is the bot's mail with every line prefixed by PREFIX, for the clients that quote without
+"> ": `⟦    |SENT⟧` indented four spaces, `⟦TAB|SENT3⟧` by a tab, `⟦HR> |SENT⟧` with the writer's initials.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ def _expand(text: str) -> str:
         name = found[1]
         if name.startswith("U+"):
             return chr(int(name[2:], 16))
+        if "|" in name:
+            prefix, _, base = name.partition("|")
+            return quoted(_PLACEHOLDERS[base], prefix.replace("TAB", "\t"))
         return _PLACEHOLDERS[name]
 
     return _PLACEHOLDER.sub(one, text)
