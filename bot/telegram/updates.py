@@ -59,6 +59,7 @@ class Handling:
         self.stopping = True
         if self._count == 0:
             return
+        log.info("telegram: stopping; finishing %d update(s) begun, turning new ones away", self._count)
         self._idle = anyio.Event()
         with anyio.move_on_after(seconds):
             await self._idle.wait()
@@ -77,6 +78,8 @@ async def poll(transport: TelegramTransport, handle: Handle, poll_seconds: int) 
     await keep_trying(transport, transport.delete_webhook, "start polling")
     offset: int | None = None
     while True:
+        # Stopping after an update was finished: a getUpdates sent now would go out before the cancel lands.
+        await anyio.lowlevel.checkpoint_if_cancelled()
         try:
             batch = await transport.updates(offset, poll_seconds)
         except TelegramCallError as failure:
