@@ -26,8 +26,8 @@ QUOTE = "\n\nOn Tue, 2 Dec 2026 bot@example.org wrote:\n> Allow Bash?"
 DENIED = Decision("deny", "Denied by alice@example.org through handraise.")
 
 
-async def replied(tmp_path: Path, text: str) -> tuple[Decision | None, str]:
-    """Ask the prompt by mail, reply `text`; the hook's decision and the question mail's text."""
+async def replied(tmp_path: Path, text: str) -> Decision | None:
+    """Ask the prompt by mail, reply `text`; the hook's decision."""
     rig = EmailRig(tmp_path)
     async with anyio.create_task_group() as group:
         group.start_soon(rig.ask, PROMPT)
@@ -37,7 +37,7 @@ async def replied(tmp_path: Path, text: str) -> tuple[Decision | None, str]:
     assert isinstance(answer, AskUserQuestionAnswer), answer
     record = await rig.ledger.store.get_question(rig.question_id())
     assert record is not None
-    return decision_of(answer.to_wire(), record.answered_by), body_of(mail)
+    return decision_of(answer.to_wire(), record.answered_by)
 
 
 @pytest.mark.parametrize(
@@ -55,15 +55,16 @@ async def replied(tmp_path: Path, text: str) -> tuple[Decision | None, str]:
     ],
 )
 async def test_a_reply_denies_with_or_without_a_reason(tmp_path: Path, text: str, decision: Decision) -> None:
-    assert (await replied(tmp_path, text))[0] == decision
+    assert await replied(tmp_path, text) == decision
 
 
 async def test_the_mail_says_how_to_deny_with_a_reason(tmp_path: Path) -> None:
     rig = EmailRig(tmp_path)
     async with anyio.create_task_group() as group:
         group.start_soon(rig.ask, PROMPT)
-        mail = await rig.question_mail()
+        await rig.question_mail()
         group.cancel_scope.cancel()
+    mail = rig.sender.sent[0]
     text = " ".join(body_of(mail).split())
     assert 'To deny with your reason, reply "Deny: " followed by it' in text
     assert '"Deny" alone is enough without one' in text
