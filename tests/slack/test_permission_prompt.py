@@ -9,9 +9,14 @@ from typing import Any
 import pytest
 
 from bot.permissions.prompt import ALLOW, ALWAYS, DENY, Decision, Permission, decision_of, question
+from bot.slack.ids import ModalRef
+from bot.slack.modal import render_answer_modal
+from bot.slack.render import render_question
 from core import AskUserQuestionItem
 
+from .blockkit import check_view
 from .payloads import block_actions, button, message_event, text_entry
+from .records import item, record
 from .rig import SlackRig, slack_rig
 from .test_answering import TS, open_modal, submit_modal
 
@@ -99,3 +104,19 @@ async def test_a_thread_reply_denies_with_or_without_a_reason(tmp_path: Path, re
         await rig.posted()
         await rig.event(message_event(reply, thread_ts=TS))
         assert await decided(rig, asked) == decision
+
+
+def test_in_a_batch_the_words_button_and_field_are_named_for_the_reject_option() -> None:
+    batch = record(item("Which region?", id="region", options=["eu", "us"]), PROMPT)
+    texts = [
+        e["text"]["text"]
+        for b in render_question(batch).blocks
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e["action_id"] == "hr.text.1"
+    ]
+    assert texts == [DENY]
+    view = render_answer_modal(batch, 1, ModalRef(batch.id, "C0DEPLOY", TS, None))
+    check_view(view)
+    labels = [b["label"]["text"] for b in view["blocks"] if b.get("block_id") == "hr.m1.text"]
+    assert labels == ["Deny… — say why (optional)"] and view["title"]["text"] == DENY
