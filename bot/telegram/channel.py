@@ -43,6 +43,7 @@ from bot.telegram.render import (
     current_question,
     ended_notice,
     escape,
+    prompt_placeholder,
     prompt_text,
     refusal,
     render_outcome,
@@ -276,7 +277,11 @@ class TelegramChannel(Channel):
             name = escape(self.names.get(str(query.from_user.id), ""))
             mention = f'<a href="tg://user?id={query.from_user.id}">{name or "You"}</a>, '
             await self.transport.send(
-                chat_id, mention + prompt, topic=topic, reply_to=message_id, force_reply="Your answer"
+                chat_id,
+                mention + prompt,
+                topic=topic,
+                reply_to=message_id,
+                force_reply=prompt_placeholder(record.questions[decision.index]),
             )
             await self.transport.answer_tap(query.id, "Reply to the message the bot just sent.")
         elif isinstance(decision, Stale):
