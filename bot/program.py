@@ -24,9 +24,9 @@ from bot.channels.base import Channel
 from bot.config import Config
 from bot.errors import BotErrorCode, HandraiseError
 from bot.installation import Installation, install
-from bot.mcp_server.http import McpEndpoint
+from bot.mcp_server.on_first_use import McpOnFirstUse
 from bot.mcp_server.relay import ProgramRelay
-from bot.mcp_server.tools import QuestionTools, Timing
+from bot.mcp_server.timing import Timing
 from bot.permissions.rules import config_rules
 from bot.questions.clock import Clock
 from bot.questions.tasks import TaskBag
@@ -97,7 +97,7 @@ class _Endpoints:
     app: web.Application
     remote: RemoteQuestions
     cap: WaitingCap
-    mcp: McpEndpoint
+    mcp: McpOnFirstUse
 
 
 @asynccontextmanager
@@ -155,8 +155,7 @@ def _endpoints(
     remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
     add_api_routes(app, installation.ledger, remote)
     add_permission_routes(app, config_rules(config.rules))
-    tools = QuestionTools(ProgramRelay(remote, installation.ledger), timing=mcp_timing or Timing())
-    mcp = McpEndpoint(tools, host=config.server.host)
+    mcp = McpOnFirstUse(lambda: ProgramRelay(remote, installation.ledger), host=config.server.host, timing=mcp_timing)
     mcp.add_routes(app)
     for channel in installation.channels:
         channel.add_routes(app)

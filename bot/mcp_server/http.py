@@ -39,7 +39,7 @@ class McpEndpoint:
         self._manager = StreamableHTTPSessionManager(app=tools.server(), security_settings=_security(host))
 
     def add_routes(self, app: web.Application) -> None:
-        app.router.add_route("*", PATH, self._handle)
+        app.router.add_route("*", PATH, self.handle)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -55,7 +55,7 @@ class McpEndpoint:
                     for call in list(self._calls):
                         await call.finished.wait()
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, request: web.Request) -> web.StreamResponse:
         if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
             # Refused before reading, as /v1 does; the SDK's own limit still guards a body sent without a length.
             return error_response(413, "TOO_LARGE", f"the request body is over {MAX_BODY_BYTES} bytes")

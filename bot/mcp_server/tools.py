@@ -21,7 +21,6 @@ import contextlib
 import copy
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -31,20 +30,13 @@ from mcp.server.lowlevel import Server
 
 from bot.clients.http import compact_answer
 from bot.mcp_server.relay import QuestionRelay
+from bot.mcp_server.timing import Timing
 from bot.questions.validation import RequestRefused, check_ask_payload
 from bot.store.records import AgentRef
 from core import AskUserQuestionItem, AskUserQuestionTool, UserQuestionError, parse_questions
 
 MAX_WAIT_SECONDS = 300.0
 EARLY_RETRY_SECONDS = 0.05
-
-
-@dataclass(frozen=True)
-class Timing:
-    """How long a call waits by default and how often it reports progress (small in tests)."""
-
-    default_wait: float = 50.0
-    progress_every: float = 15.0
 
 
 HANDLE = {"type": "string", "description": "The question's handle, from a pending ask_user_question result."}
@@ -119,10 +111,10 @@ TOOLS = [
 class QuestionTools:
     """The three tools' handlers over a relay; `server()` wraps them in an MCP server."""
 
-    def __init__(self, relay: QuestionRelay, *, labels: dict[str, str] | None = None, timing: Timing = Timing()):
+    def __init__(self, relay: QuestionRelay, *, labels: dict[str, str] | None = None, timing: Timing | None = None):
         self.relay = relay
         self.labels = labels or {}
-        self.timing = timing
+        self.timing = timing or Timing()
         self.stopping = False
         self._waiting: set[anyio.CancelScope] = set()
 
