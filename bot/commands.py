@@ -4,6 +4,7 @@ bot)."""
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -38,6 +39,9 @@ def load(given: str | None, *, secrets: bool = True) -> Config:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    # No cyclic collections while start-up builds what lives as long as the process; serve turns the collector
+    # back on, tuned, once it is serving (bot.program.serve).
+    gc.disable()
     from bot.program import CannotListen, Running, run_serve
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

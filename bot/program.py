@@ -247,7 +247,8 @@ async def serve(config: Config, *, on_ready: Callable[[Running], None] | None = 
             async with running(config, store=store) as program:
                 loop = type(asyncio.get_running_loop())
                 log.info("serving on %s's event loop (%s)", loop.__module__.partition(".")[0], loop.__qualname__)
-                _tune_garbage_collection()
+                # After the first requests, not before: collecting start-up's garbage takes tens of milliseconds.
+                asyncio.get_running_loop().call_later(GC_TUNE_DELAY_SECONDS, _tune_garbage_collection)
                 if on_ready is not None:
                     on_ready(program)
                 async for received in signals:
@@ -259,6 +260,7 @@ async def serve(config: Config, *, on_ready: Callable[[Running], None] | None = 
             await store.close()
 
 
+GC_TUNE_DELAY_SECONDS = 1.0
 GC_THRESHOLD = (20_000, 20, 10)
 """Collect the youngest generation every 20,000 net allocations instead of 700: a request allocates hundreds of
 objects and frees nearly all of them by reference counting, so frequent young collections found little."""
@@ -266,10 +268,12 @@ objects and frees nearly all of them by reference counting, so frequent young co
 
 def _tune_garbage_collection() -> None:
     """Set the collector for a long-running server: what start-up built (modules, config, questions resumed from
-    the store) lives as long as the process, so freeze it out of every later full collection."""
+    the store) lives as long as the process, so freeze it out of every later full collection. Enables the collector
+    (`handraise serve` starts with it off)."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLD)
+    gc.enable()
 
 
 def _stop_collecting_garbage() -> None:

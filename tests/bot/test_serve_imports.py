@@ -26,6 +26,7 @@ UNUSED_BY_A_WEB_ONLY_SERVE = (
     "slack_sdk",
     "aiosmtplib",
     "aioimaplib",
+    "markdown_it",
 )
 
 PROBE = """
