@@ -46,8 +46,8 @@ def ready_after(argv: list[str], port: int, cwd: str) -> float:
         while True:
             if process.poll() is not None:
                 raise SystemExit(f"{argv[0]} exited with {process.returncode} before it was ready")
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
             try:
-                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
                 connection.request("GET", "/healthz")
                 if connection.getresponse().status == 200:
                     return time.perf_counter() - started
