@@ -166,6 +166,9 @@ class RemoteQuestions:
                 except StoreUnavailable:
                     continue
                 if current is None or current.status != "pending":
+                    held = self._ledger.get(question_id)
+                    if held is not None and current is not None:  # bound before the store failed: wake its waiters
+                        await self._ledger.read_back(held, current)
                     return
                 # A channel may have shown it before the store failed (and the delivery stored with it is stored).
                 record, new, delivery = current, False, None
@@ -191,8 +194,10 @@ class RemoteQuestions:
             request = AskUserQuestionRequest(questions=record.questions, agent=agent)
         elif agent is not None:
             request = request.model_copy(update={"agent": agent})  # its questions are checked already
-        self._ledger.bind(request, record, new=new, stored_delivery=delivery)
+        pending = self._ledger.bind(request, record, new=new, stored_delivery=delivery)
         try:
+            if not new and not await self._ledger.read_back(pending):
+                return  # answered (or ended) between the read that resumed it and now: nothing left to ask
             await self._service().ask(request)
         except UserQuestionError as failure:
             status = STATUS_OF_ERROR.get(failure.code, "failed")

@@ -15,7 +15,7 @@ from typing import Protocol
 from bot.questions.announcing import Announcer
 from bot.questions.catch_up import CatchUp
 from bot.questions.clock import Clock
-from bot.questions.ledger_feed import Told, Watches
+from bot.questions.ledger_feed import Told, Watches, ahead, stamp
 from bot.questions.ledger_mode import LedgerMode
 from bot.questions.long_polls import LongPolls
 from bot.questions.lookup import QuestionLookup
@@ -141,6 +141,25 @@ class Ledger:
         pending = self._held.bind(request, record, new=new, stored_delivery=stored_delivery)
         self._told.held(record.id)
         return pending
+
+    async def read_back(self, pending: PendingQuestion, record: QuestionRecord | None = None) -> bool:
+        """Whether a question bound from a record read earlier (resumed: read when this replica claimed it) is still
+        pending; an end stored between that read and the bind (a person who answered while `serve` was starting)
+        is read back now and wakes whoever already waits on it. `record`: the store's, if just read. Raises
+        StoreUnavailable.
+
+        Without a change feed the held copy is trusted from the bind on, so this one read is what keeps it true.
+        """
+        if record is None:
+            record = await self.store.get_question(pending.id)
+        if record is None or pending.resolved.is_set():
+            return not pending.resolved.is_set()
+        if record.status == "pending":
+            if ahead(stamp(record), stamp(pending.record)):
+                pending.touch(record)  # partial answers or approvals stored meanwhile
+            return True
+        self._held.settle(pending, record)
+        return False
 
     async def hold(self, request: AskUserQuestionRequest) -> PendingQuestion:
         """The question for `request`, recorded on first sight (an in-process ask); release it with `release`."""
