@@ -19,6 +19,7 @@ UNUSED_BY_A_WEB_ONLY_SERVE = (
     "uvicorn",
     "sse_starlette",
     "httpx",
+    "httpx2",
     "telegram",
     "psycopg",
     "psycopg_pool",
@@ -26,8 +27,13 @@ UNUSED_BY_A_WEB_ONLY_SERVE = (
     "slack_sdk",
     "aiosmtplib",
     "aioimaplib",
+    "mailparser_reply",
     "markdown_it",
+    "claude_agent_sdk",
+    "discord",
 )
+"""Top-level modules: the MCP SDK and what it pulls in, the channels a web-only config does not configure, the
+PostgreSQL driver, the Claude Agent SDK, and Discord's library (for the channel that is coming)."""
 
 PROBE = """
 import json, os, signal, sys, threading, time, urllib.request
