@@ -18,6 +18,9 @@ POLL_SECONDS = 30
 """The longest single long-poll; shorter than any proxy's idle timeout."""
 UNREACHABLE_PATIENCE = 300.0
 """How long a waiting client keeps re-polling a server that went away (a restart) before giving up."""
+UNREACHABLE_RETRY_MAX = 1.0
+"""The longest pause between re-polls of a server that went away: a restart takes a second or two, and the agent
+should go on within a second of it; a refused connection costs the server nothing meanwhile."""
 
 
 class Unreachable(HandraiseError):
@@ -99,7 +102,7 @@ class ApiClient:
                 if now - unreachable_since > patience:
                     raise
                 time.sleep(pause if remaining is None else min(pause, max(remaining, 0.0)))
-                pause = min(pause * 2, 5.0)
+                pause = min(pause * 2, UNREACHABLE_RETRY_MAX)
                 continue
             unreachable_since, pause = None, 0.2
             if reply.status == 503 and reply.retry_after is not None:  # too many agents waiting: come back later
