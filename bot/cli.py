@@ -187,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     module_name, _, function_name = str(args.run).partition(":")
     command = getattr(importlib.import_module(module_name), function_name)
-    from bot.clients.ask import BadInput
+    from bot.errors import BadInput  # not bot.clients.ask's imports: the hooks do not need them
 
     try:
         return int(command(args))

@@ -64,3 +64,9 @@ class HandraiseError(Exception):
         self.message = message
         if code is not None:
             self.code = code
+
+
+class BadInput(HandraiseError):
+    """A flag or file the user gave cannot be used; the message says which and how to fix it (exit code 2)."""
+
+    code = BotErrorCode.BAD_INPUT

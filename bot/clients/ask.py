@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.clients.http import ApiClient, Reply, Unreachable, compact_answer
-from bot.errors import BotErrorCode, HandraiseError
+from bot.errors import BadInput as BadInput
 from bot.questions.validation import RequestRefused, parse_ask_body
 from bot.settings.duration_text import parse_duration
 
@@ -25,12 +25,6 @@ ANSWERED, FAILED, BAD_INPUT, ENDED, NO_ANSWERER, UNREACHABLE = 0, 1, 2, 3, 4, 5
 
 EXIT_OF_STATUS = {"answered": ANSWERED, "cancelled": ENDED, "expired": ENDED, "failed": FAILED}
 EXIT_OF_CODE = {"NO_PROVIDER": NO_ANSWERER, "ASK_TIMEOUT": ENDED, "ASK_CANCELLED": ENDED, "ASK_ABORTED": ENDED}
-
-
-class BadInput(HandraiseError):
-    """A flag or file the user gave cannot be used; the message says which and how to fix it."""
-
-    code = BotErrorCode.BAD_INPUT
 
 
 def request_body(args: argparse.Namespace) -> dict[str, Any]:

@@ -27,12 +27,18 @@ print(json.dumps(sorted(sys.modules)), file=sys.__stdout__)
 """
 
 
-def imported_by(*argv: str, stdin: str = "") -> set[str]:
+def modules_after(*argv: str, stdin: str = "") -> set[str]:
+    """Every module the command imported, by its full name."""
     result = subprocess.run(
         [sys.executable, "-c", PROBE, *argv], input=stdin, capture_output=True, text=True, timeout=60
     )
     last = result.stdout.strip().splitlines()[-1]
-    return {name.partition(".")[0] for name in json.loads(last)}
+    return set(json.loads(last))
+
+
+def imported_by(*argv: str, stdin: str = "") -> set[str]:
+    """The top-level packages the command imported."""
+    return {name.partition(".")[0] for name in modules_after(*argv, stdin=stdin)}
 
 
 @pytest.mark.parametrize(
@@ -61,9 +67,11 @@ HOOK_EVENTS = {
 )
 def test_every_hook_imports_none_of_the_servers_libraries(argv: tuple[str, ...]) -> None:
     event = {"tool_input": {"command": "make"}, **HOOK_EVENTS[argv[-1] if argv[0] == "hook" else "claude"]}
-    modules = imported_by(*argv, "--server", f"http://127.0.0.1:{free_port()}", stdin=json.dumps(event))
-    assert {"bot", "http"} <= modules  # it got as far as asking
-    assert modules & set(HEAVY) == set()
+    modules = modules_after(*argv, "--server", f"http://127.0.0.1:{free_port()}", stdin=json.dumps(event))
+    assert {"bot.hooks.runner", "http.client"} <= modules  # it got as far as asking
+    assert {name.partition(".")[0] for name in modules} & set(HEAVY) == set()
+    # Nor what only `handraise ask` needs: its flags, its body checks and the server's question package.
+    assert {"bot.clients.ask", "bot.questions"} & modules == set()
 
 
 def test_serve_help_also_stays_light_until_serve_runs() -> None:
