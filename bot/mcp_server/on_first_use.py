@@ -33,9 +33,9 @@ class McpOnFirstUse:
         self._listen_host = host
         self._timing = timing or Timing()
         self._endpoint: McpEndpoint | None = None
-        self._loading: asyncio.Lock | None = None
+        self._loading: asyncio.Task[McpEndpoint | None] | None = None
         self._host_task: asyncio.Task[None] | None = None
-        self._stop: asyncio.Event | None = None
+        self._stop = asyncio.Event()
         self._closed = False
 
     def add_routes(self, app: web.Application) -> None:
@@ -48,18 +48,20 @@ class McpOnFirstUse:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """Serve /mcp while inside; leaving stops the endpoint if a request ever loaded it."""
-        self._loading, self._stop = asyncio.Lock(), asyncio.Event()
         try:
             yield
         finally:
             self._closed = True
             self._stop.set()
+            if self._loading is not None:
+                with suppress(Exception, asyncio.CancelledError):
+                    await self._loading  # the import in its thread cannot be stopped: let it end
             if self._host_task is not None:
                 with suppress(asyncio.CancelledError):
                     await self._host_task
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        endpoint = self._endpoint or await self._load()
+        endpoint = None if self._closed else self._endpoint or await self._load()
         if endpoint is None:
             return web.json_response(
                 {"error": {"code": "SHUTTING_DOWN", "message": "the server is stopping"}}, status=503
@@ -67,15 +69,31 @@ class McpOnFirstUse:
         return await endpoint.handle(request)
 
     async def _load(self) -> McpEndpoint | None:
-        assert self._loading is not None, "McpOnFirstUse.running() is not entered"
-        async with self._loading:
-            if self._endpoint is None and not self._closed:
-                endpoint = await asyncio.to_thread(self._build)
-                ready = asyncio.Event()
-                self._host_task = asyncio.create_task(self._keep_running(endpoint, ready), name="mcp-endpoint")
-                await ready.wait()
-                if not self._closed:
-                    self._endpoint = endpoint
+        """The endpoint, loaded once for every request that waits on it; a request that goes away does not cancel
+        the load the others wait on, and a load that failed is tried again by the next request."""
+        if self._loading is None:
+            self._loading = asyncio.get_running_loop().create_task(self._start(), name="mcp-load")
+            self._loading.add_done_callback(self._forget_failed_load)
+        return await asyncio.shield(self._loading)
+
+    def _forget_failed_load(self, task: asyncio.Task[McpEndpoint | None]) -> None:
+        if (task.cancelled() or task.exception() is not None) and self._loading is task:
+            self._loading = None
+
+    async def _start(self) -> McpEndpoint | None:
+        if self._closed:
+            return None
+        endpoint = await asyncio.to_thread(self._build)
+        if self._closed:
+            return None
+        ready = asyncio.Event()
+        self._host_task = asyncio.create_task(self._keep_running(endpoint, ready), name="mcp-endpoint")
+        await ready.wait()
+        if (host := self._host_task).done():
+            self._host_task = None
+            host.result()  # the session manager did not start: raise why, and let the next request retry
+        if not self._closed:
+            self._endpoint = endpoint
         return self._endpoint
 
     def _build(self) -> McpEndpoint:
@@ -85,7 +103,6 @@ class McpOnFirstUse:
 
     async def _keep_running(self, endpoint: McpEndpoint, ready: asyncio.Event) -> None:
         """Enter and leave the endpoint's lifetime in one task, as its task group requires."""
-        assert self._stop is not None
         try:
             async with endpoint.running():
                 ready.set()
