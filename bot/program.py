@@ -248,11 +248,12 @@ async def serve(config: Config, *, on_ready: Callable[[Running], None] | None = 
                 loop = type(asyncio.get_running_loop())
                 log.info("serving on %s's event loop (%s)", loop.__module__.partition(".")[0], loop.__qualname__)
                 # After the first requests, not before: collecting start-up's garbage takes tens of milliseconds.
-                asyncio.get_running_loop().call_later(GC_TUNE_DELAY_SECONDS, _tune_garbage_collection)
+                tuning = asyncio.get_running_loop().call_later(GC_TUNE_DELAY_SECONDS, _tune_garbage_collection)
                 if on_ready is not None:
                     on_ready(program)
                 async for received in signals:
                     log.info("received %s; stopping (pending questions stay in the store)", received.name)
+                    tuning.cancel()  # a stop within the first second: the collector stays off
                     _stop_collecting_garbage()
                     break
     finally:
