@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -67,7 +68,7 @@ class DurabilityBarrier:
         self._served = 0
         self._idle = False
         self._closed = False
-        self._wake = threading.Event()
+        self._bell: queue.SimpleQueue[None] = queue.SimpleQueue()  # rung to wake the idle thread (C-level, cheap)
         self._thread: threading.Thread | None = None
 
     @property
@@ -107,7 +108,7 @@ class DurabilityBarrier:
     def _wake_thread(self) -> None:
         self._wake_due = False
         if self._idle:
-            self._wake.set()
+            self._bell.put(None)  # a ring it does not need only makes it look once more
 
     def _start_thread(self) -> None:
         if self._thread is None or not self._thread.is_alive():
@@ -121,8 +122,7 @@ class DurabilityBarrier:
             if self._requests == self._served:
                 self._idle = True
                 if self._requests == self._served and not self._closed:  # a request may have come meanwhile
-                    self._wake.wait()
-                self._wake.clear()
+                    self._bell.get()
                 self._idle = False
                 continue
             self._served = self._requests
@@ -157,7 +157,7 @@ class DurabilityBarrier:
         thread = self._thread
         if thread is not None:
             self._closed = True
-            self._wake.set()
+            self._bell.put(None)
             if thread is not threading.current_thread():
                 thread.join()
             self._thread = None
