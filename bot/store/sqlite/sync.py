@@ -127,17 +127,17 @@ class DurabilityBarrier:
                 continue
             self._served = self._requests
             covers = self._commits
-            error: OSError | None = None
+            error: Exception | None = None
             try:
                 self._sync()
-            except OSError as failure:
+            except Exception as failure:  # the waiters get it (an OSError from the disk, or a bug): never lost here
                 error = failure
             loop = self._loop
             if loop is not None:
                 with suppress(RuntimeError):  # that loop is closed: nobody waits there any more
                     loop.call_soon_threadsafe(self._round_done, covers, error)
 
-    def _round_done(self, covers: int, error: OSError | None) -> None:
+    def _round_done(self, covers: int, error: Exception | None) -> None:
         """On the event loop: settle the waiters that the round covered, with its outcome."""
         if error is None:
             self._synced = max(self._synced, covers)
