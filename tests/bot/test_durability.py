@@ -36,7 +36,7 @@ class Disk:
         self.synced: list[str] = []
         self.started = threading.Semaphore(0)
         self.gate: threading.Event | None = None
-        self.error: OSError | None = None
+        self.error: Exception | None = None
 
     def hold(self) -> None:
         self.gate = threading.Event()
@@ -184,6 +184,18 @@ async def test_a_failing_fsync_is_store_unavailable_naming_the_file(store: Store
         await store.durable()
     disk.error = None
     await store.durable()  # the disk recovered: the next acknowledgement syncs again and succeeds
+
+
+async def test_a_sync_that_fails_otherwise_reaches_its_waiter_and_the_next_sync_works(store: Store, disk: Disk) -> None:
+    store.create_question(question())
+    await store.durable()
+    store.create_question(question())
+    disk.error = RuntimeError("a bug in the sync")  # not the disk refusing: whatever it is, the waiter hears it
+    with pytest.raises(RuntimeError, match="a bug in the sync"), anyio.fail_after(5):
+        await store.durable()
+    disk.error = None
+    with anyio.fail_after(5):
+        await store.durable()
 
 
 async def test_a_wal_file_replaced_under_another_inode_is_synced_with_its_directory(
