@@ -1,16 +1,18 @@
-"""Asks/s and answers/s of handraise beside the floor: a bare aiohttp + SQLite handler with the same durability.
+"""Asks/s and answers/s of handraise beside the floor: a bare aiohttp + SQLite handler with the same durability,
+and beside the non-durable floor: the same handler without the fsync.
 
-Run: `uv run python bench/api_floor.py [--postgres] [ROUNDS] [PER_ROUND]`. Starts two servers in subprocesses on
-fresh stores: `handraise serve` (web inbox only) and the floor (below: parse the same JSON and insert one row; parse
+Run: `uv run python bench/api_floor.py [--postgres] [ROUNDS] [PER_ROUND]`. Starts three servers in subprocesses on
+fresh stores: `handraise serve` (web inbox only), the floor (below: parse the same JSON and insert one row; parse
 the same form and answer the row with one conditional UPDATE; WAL, `synchronous = NORMAL`, and an fsync of the -wal
-file shared by every commit made before it started before each acknowledgement — the durability handraise gives).
-Each round asks PER_ROUND questions of each server with 32 concurrent clients, then answers them all, in alternating
-order (handraise first in even rounds, the floor first in odd ones). Prints each round, then the medians of the
-per-round ratios, and handraise's ask latency percentiles.
+file shared by every commit made before it started before each acknowledgement — the durability handraise gives),
+and the non-durable floor (the same with no fsync at all: a power loss may take acknowledged writes). Each round asks
+PER_ROUND questions of each server with 32 concurrent clients, then answers them all, the servers taking turns at
+going first. Prints each round, then the medians of the per-round ratios, and the ask latency percentiles.
 
 With `--postgres` (as root or a user who may run PostgreSQL), both run on PostgreSQL instead, each on a throwaway
 cluster of its own with fsync and synchronous_commit on: `serve` through `[store] url_env`, the floor as
-`bench/api_floor_pg.py` describes. It also prints the CPU the clusters' processes spent per request.
+`bench/api_floor_pg.py` describes (no non-durable floor there). It also prints the CPU the clusters' processes spent
+per request.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ BODY = {"questions": [{"id": "go", "question": "Deploy build {n}?", "options": [
 # --- the floor -----------------------------------------------------------------------------------------------------
 
 
-def floor_app(path: str) -> web.Application:
+def floor_app(path: str, *, durable: bool = True) -> web.Application:
+    """The floor; with `durable=False` the non-durable floor, which acknowledges without waiting for any fsync."""
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA busy_timeout = 5000")
     db.execute("PRAGMA journal_mode = WAL")
@@ -63,13 +66,17 @@ def floor_app(path: str) -> web.Application:
         barrier.committed()
         return rows
 
+    async def synced() -> None:
+        if durable:
+            await barrier.durable()
+
     async def ask(request: web.Request) -> web.Response:
         payload = json.loads(await request.read())
         if not isinstance(payload, dict) or not payload.get("questions"):
             return web.json_response({"error": {"code": "BAD_REQUEST", "message": "questions"}}, status=422)
         question_id = "q_" + secrets.token_urlsafe(12)
         write("INSERT INTO questions VALUES (?, 'pending', ?, NULL)", (question_id, json.dumps(payload)))
-        await barrier.durable()
+        await synced()
         return web.json_response({"id": question_id, "status": "pending"}, status=202)
 
     async def answer(request: web.Request) -> web.StreamResponse:
@@ -79,7 +86,7 @@ def floor_app(path: str) -> web.Application:
         sql = "UPDATE questions SET status = 'answered', answer = ? WHERE id = ? AND status = 'pending'"
         if write(sql, (picked, question_id)) != 1:
             return web.Response(status=409, text="already answered")
-        await barrier.durable()
+        await synced()
         return web.Response(status=303, headers={"Location": f"/?answered={question_id}"})
 
     app = web.Application()
@@ -153,14 +160,21 @@ def per_request(spent: tuple[float, float], since: tuple[float, float], count: i
     return (spent[0] - since[0]) / count, (spent[1] - since[1]) / count
 
 
-def print_cpu(label: str, kind: str, mine: list[float], bare: list[float]) -> None:
-    mine_, bare_ = statistics.median(mine), statistics.median(bare)
-    print(
-        f"{label} {kind:<6}  handraise {mine_ * 1e6:6.0f} µs   floor {bare_ * 1e6:5.0f} µs   ratio {bare_ / mine_:.2f}"
-    )
+def print_cpu(label: str, kind: str, mine: list[float], floors: dict[str, list[float]]) -> None:
+    mine_ = statistics.median(mine)
+    parts = [f"{label} {kind:<6}  handraise {mine_ * 1e6:6.0f} µs"]
+    for name, bare in floors.items():
+        bare_ = statistics.median(bare)
+        parts.append(f"{name} {bare_ * 1e6:5.0f} µs (ratio {bare_ / mine_:.2f})")
+    print("   ".join(parts))
 
 
-async def measure(rounds: int, per_round: int, handraise: Server, token: str, floor: Server) -> None:
+def percentiles(latencies: list[float]) -> str:
+    ordered = sorted(latencies)
+    return f"p50 {ordered[len(ordered) // 2] * 1000:.1f} ms, p99 {ordered[int(len(ordered) * 0.99)] * 1000:.1f} ms"
+
+
+async def measure(rounds: int, per_round: int, handraise: Server, token: str, floors: dict[str, Server]) -> None:
     handraise_base = handraise.base
     headers = {"Authorization": f"Bearer {token}"}
     async with (
@@ -174,27 +188,26 @@ async def measure(rounds: int, per_round: int, handraise: Server, token: str, fl
             found = re.search(r'name="csrf" value="([^"]+)"', await page.text())
         assert found is not None, "could not read the inbox's CSRF token"
         handraise_ = Target("handraise", handraise, http, found[1])
-        floor_ = Target("floor", floor, bare, "")
+        targets = [handraise_, *(Target(name, server, bare, "") for name, server in floors.items())]
         await handraise_.answer_all(first)
-        # Warm both (imports, caches, first -wal file) before anything is measured.
-        for target in (handraise_, floor_):
+        # Warm every server (imports, caches, first -wal file) before anything is measured.
+        for target in targets:
             _, ids = await target.ask_many(200)
             if target is handraise_:
                 await wait_delivered(http, handraise_base, ids)
             await target.answer_all(ids)
-        handraise_.latencies.clear()
-        floor_.latencies.clear()
+            target.latencies.clear()
         cpu: dict[tuple[str, str], list[tuple[float, float]]] = {
-            (name, kind): [] for name in ("handraise", "floor") for kind in ("ask", "answer")
+            (target.name, kind): [] for target in targets for kind in ("ask", "answer")
         }
-        ask_ratios: list[float] = []
-        answer_ratios: list[float] = []
-        print(
-            f"{'round':>5}  {'handraise asks/s':>16} {'floor asks/s':>12} {'ratio':>6}   "
-            f"{'handraise answers/s':>19} {'floor answers/s':>15} {'ratio':>6}"
-        )
+        ratios: dict[tuple[str, str], list[float]] = {(name, kind): [] for name in floors for kind in ("ask", "answer")}
+        header = f"{'round':>5}  {'handraise asks/s':>16} {'answers/s':>9}"
+        for name in floors:
+            header += f"   {name + ' asks/s':>22} {'answers/s':>9} {'ratios':>11}"
+        print(header)
         for round_ in range(rounds):
-            order = (handraise_, floor_) if round_ % 2 == 0 else (floor_, handraise_)
+            shift = round_ % len(targets)
+            order = targets[shift:] + targets[:shift]
             asks: dict[str, float] = {}
             answers: dict[str, float] = {}
             for target in order:
@@ -207,36 +220,46 @@ async def measure(rounds: int, per_round: int, handraise: Server, token: str, fl
                 before = target.cpu()
                 answers[target.name] = await target.answer_all(ids)
                 cpu[target.name, "answer"].append(per_request(target.cpu(), before, per_round))
-            ask_ratios.append(asks["handraise"] / asks["floor"])
-            answer_ratios.append(answers["handraise"] / answers["floor"])
-            print(
-                f"{round_ + 1:>5}  {asks['handraise']:>16,.0f} {asks['floor']:>12,.0f} {ask_ratios[-1]:>6.2f}   "
-                f"{answers['handraise']:>19,.0f} {answers['floor']:>15,.0f} {answer_ratios[-1]:>6.2f}"
-            )
+            line = f"{round_ + 1:>5}  {asks['handraise']:>16,.0f} {answers['handraise']:>9,.0f}"
+            for name in floors:
+                ratios[name, "ask"].append(asks["handraise"] / asks[name])
+                ratios[name, "answer"].append(answers["handraise"] / answers[name])
+                line += (
+                    f"   {asks[name]:>22,.0f} {answers[name]:>9,.0f} "
+                    f"{ratios[name, 'ask'][-1]:>5.2f} {ratios[name, 'answer'][-1]:>5.2f}"
+                )
+            print(line)
+        postgres = handraise.database is not None
         for kind in ("ask", "answer"):
-            mine, bare_ = cpu["handraise", kind], cpu["floor", kind]
-            postgres = handraise.database is not None
+            mine = cpu["handraise", kind]
             label = "server CPU per".ljust(16 if postgres else 0)
-            print_cpu(label, kind, [server for server, _ in mine], [server for server, _ in bare_])
+            print_cpu(label, kind, [server for server, _ in mine], {n: [c for c, _ in cpu[n, kind]] for n in floors})
             if postgres:
-                print_cpu("postgres CPU per", kind, [db for _, db in mine], [db for _, db in bare_])
-                print_cpu("both CPU per".ljust(16), kind, [sum(each) for each in mine], [sum(each) for each in bare_])
-        floor_latencies = sorted(floor_.latencies)
-        latencies = sorted(handraise_.latencies)
-        p50 = latencies[len(latencies) // 2] * 1000
-        p99 = latencies[int(len(latencies) * 0.99)] * 1000
-        floor_p50 = floor_latencies[len(floor_latencies) // 2] * 1000
-        floor_p99 = floor_latencies[int(len(floor_latencies) * 0.99)] * 1000
-        print(f"median ratio, asks:    {statistics.median(ask_ratios):.2f}   (target ≥ 0.5)")
-        print(f"median ratio, answers: {statistics.median(answer_ratios):.2f}   (target ≥ 0.5)")
-        print(f"handraise ask latency at {CONCURRENCY} clients: p50 {p50:.1f} ms, p99 {p99:.1f} ms   (target p99 ≤ 20)")
-        print(f"floor ask latency at {CONCURRENCY} clients:     p50 {floor_p50:.1f} ms, p99 {floor_p99:.1f} ms")
+                print_cpu(
+                    "postgres CPU per", kind, [db for _, db in mine], {n: [d for _, d in cpu[n, kind]] for n in floors}
+                )
+                print_cpu(
+                    "both CPU per".ljust(16),
+                    kind,
+                    [sum(each) for each in mine],
+                    {n: [sum(e) for e in cpu[n, kind]] for n in floors},
+                )
+        for name in floors:
+            target_ratio = "≥ 0.5" if name == "non-durable floor" else "no target"
+            for kind, plural in (("ask", "asks"), ("answer", "answers")):
+                median = statistics.median(ratios[name, kind])
+                print(f"median ratio to the {name}, {plural}: {median:.2f}   ({target_ratio})")
+        for target in targets:
+            print(f"{target.name} ask latency at {CONCURRENCY} clients: {percentiles(target.latencies)}")
 
 
 def main() -> None:
-    if sys.argv[1:2] in (["--floor"], ["--floor-postgres"]):
-        port, where = int(sys.argv[2]), sys.argv[3]
-        app = floor_app(where) if sys.argv[1] == "--floor" else api_floor_pg.floor_app(where)
+    if sys.argv[1:2] in (["--floor"], ["--floor-non-durable"], ["--floor-postgres"]):
+        mode, port, where = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+        if mode == "--floor-postgres":
+            app = api_floor_pg.floor_app(where)
+        else:
+            app = floor_app(where, durable=mode == "--floor")
         web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=lambda text: print("ready"))
         return
     postgres = sys.argv[1:2] == ["--postgres"]
@@ -244,7 +267,7 @@ def main() -> None:
     rounds = int(arguments[0]) if len(arguments) > 0 else 6
     per_round = int(arguments[1]) if len(arguments) > 1 else 2000
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as clusters:
-        port, floor_port = free_port(), free_port()
+        port = free_port()
         config = Path(tmp) / "config.toml"
         store, env, floor_store = f'path = "{tmp}/handraise.db"\n', {}, f"{tmp}/floor.db"
         handraise_database = floor_database = None
@@ -256,17 +279,24 @@ def main() -> None:
             floor_database = partial(api_floor_pg.cluster_cpu_seconds, bare)
         config.write_text(f'[server]\nlisten = "127.0.0.1:{port}"\n[store]\n{store}')
         server = start_serve(config, cwd=tmp, env=env)
-        floor_mode = "--floor-postgres" if postgres else "--floor"
-        floor = start_python([__file__, floor_mode, str(floor_port), floor_store], cwd=tmp)
+        floor_runs = [("floor", "--floor-postgres" if postgres else "--floor", floor_store, floor_database)]
+        if not postgres:
+            floor_runs.append(("non-durable floor", "--floor-non-durable", f"{tmp}/floor-non-durable.db", None))
+        processes = [server]
         try:
-            assert server.stdout is not None and floor.stdout is not None
+            floors: dict[str, Server] = {}
+            for name, mode, where, database in floor_runs:
+                floor_port = free_port()
+                process = start_python([__file__, mode, str(floor_port), where], cwd=tmp)
+                processes.append(process)
+                assert process.stdout is not None
+                assert "ready" in process.stdout.readline()
+                floors[name] = Server(f"http://127.0.0.1:{floor_port}", process.pid, database)
             token = inbox_token(server)
-            assert "ready" in floor.stdout.readline()
             handraise = Server(f"http://127.0.0.1:{port}", server.pid, handraise_database)
-            bare_floor = Server(f"http://127.0.0.1:{floor_port}", floor.pid, floor_database)
-            asyncio.run(measure(rounds, per_round, handraise, token, bare_floor))
+            asyncio.run(measure(rounds, per_round, handraise, token, floors))
         finally:
-            for process in (server, floor):
+            for process in processes:
                 process.terminate()
                 process.wait(timeout=60)
 

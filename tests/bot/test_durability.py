@@ -36,7 +36,7 @@ class Disk:
         self.synced: list[str] = []
         self.started = threading.Semaphore(0)
         self.gate: threading.Event | None = None
-        self.error: OSError | None = None
+        self.error: Exception | None = None
 
     def hold(self) -> None:
         self.gate = threading.Event()
@@ -145,6 +145,38 @@ async def test_many_concurrent_acknowledgements_share_fsyncs(store: Store, disk:
     assert len(disk.synced) == 1
 
 
+async def test_an_acknowledgement_cancelled_mid_sync_leaves_the_others_theirs(store: Store, disk: Disk) -> None:
+    store.create_question(question())
+    await store.durable()
+    disk.hold()
+    released: list[str] = []
+
+    async def acknowledge(name: str) -> None:
+        await store.durable()
+        released.append(name)
+
+    store.create_question(question())
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(acknowledge, "kept")
+        async with anyio.create_task_group() as cancelled:
+            cancelled.start_soon(acknowledge, "cancelled")
+            await started(disk)  # both wait for the held sync
+            cancelled.cancel_scope.cancel()
+        disk.release()
+    assert released == ["kept"]
+    store.create_question(question())
+    with anyio.fail_after(5):
+        await store.durable()  # the barrier still syncs for the next one
+
+
+async def test_closing_the_store_stops_its_fsync_thread(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "handraise.db") as opened:
+        opened.create_question(question())
+        await opened.durable()
+        assert any(thread.name == "handraise-fsync" for thread in threading.enumerate())
+    assert not any(thread.name == "handraise-fsync" for thread in threading.enumerate())
+
+
 async def test_a_failing_fsync_is_store_unavailable_naming_the_file(store: Store, disk: Disk) -> None:
     store.create_question(question())
     disk.error = OSError(5, "Input/output error")
@@ -152,6 +184,18 @@ async def test_a_failing_fsync_is_store_unavailable_naming_the_file(store: Store
         await store.durable()
     disk.error = None
     await store.durable()  # the disk recovered: the next acknowledgement syncs again and succeeds
+
+
+async def test_a_sync_that_fails_otherwise_reaches_its_waiter_and_the_next_sync_works(store: Store, disk: Disk) -> None:
+    store.create_question(question())
+    await store.durable()
+    store.create_question(question())
+    disk.error = RuntimeError("a bug in the sync")  # not the disk refusing: whatever it is, the waiter hears it
+    with pytest.raises(RuntimeError, match="a bug in the sync"), anyio.fail_after(5):
+        await store.durable()
+    disk.error = None
+    with anyio.fail_after(5):
+        await store.durable()
 
 
 async def test_a_wal_file_replaced_under_another_inode_is_synced_with_its_directory(

@@ -7,6 +7,12 @@ that gap for everyone at once: it returns only after an fsync of the -wal file t
 commit. One fsync covers every commit made before it started, so under load many acknowledgements share one, and
 callers that arrive while an fsync runs wait for the next one.
 
+The fsyncs run in a thread of the barrier's own that goes from one round to the next without sleeping while
+acknowledgements wait: under load no round pays for waking a thread (handing each round to a thread pool, its queue
+and condition, cost more of the event loop than the fsync saved). It is woken only from idle, at the end of the
+event-loop turn that first needs it, so that the handlers woken in that turn commit first and join the round.
+`durable()` runs on asyncio (the store's event loop).
+
 SQLite itself syncs the -wal before a checkpoint copies it into the database file and syncs the database file after,
 so checkpointed data is covered too. A -wal file that is new (the first one, or one recreated under another inode)
 is followed by an fsync of the directory, so its name survives as well as its bytes.
@@ -19,15 +25,14 @@ process whose writes nobody awaits `durable()` for.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import queue
 import sqlite3
+import threading
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
-
-import anyio
-import anyio.lowlevel
-import anyio.to_thread
 
 Fsync = Callable[[int], None]
 
@@ -51,9 +56,20 @@ class DurabilityBarrier:
         self._checkpointed = 0  # the commit count the last checkpoint began at
         self._checkpointer: sqlite3.Connection | None = None
         self._commits = 0
-        self._synced = 0
-        self._running: anyio.Event | None = None
+        self._synced = 0  # commits known to be on disk
         self._file: tuple[int, int, int] | None = None  # (fd, st_dev, st_ino) of the synced -wal file
+        # The event loop's side: who waits for which commit count, and the loop that runs them.
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake_due = False
+        # Shared with the thread (plain reads and writes of ints and bools, each atomic under the GIL): a round
+        # begins by taking `_requests` as served, so a request counted after that start needs another round.
+        self._requests = 0
+        self._served = 0
+        self._idle = False
+        self._closed = False
+        self._bell: queue.SimpleQueue[None] = queue.SimpleQueue()  # rung to wake the idle thread (C-level, cheap)
+        self._thread: threading.Thread | None = None
 
     @property
     def commits(self) -> int:
@@ -67,24 +83,84 @@ class DurabilityBarrier:
     async def durable(self) -> None:
         """Return once every commit counted before this call is on disk. Raises OSError when the fsync fails."""
         target = self._commits
-        while self._synced < target:
-            if self._running is not None:
-                # A sync is under way, but it may have started before our commit: wait, then check again.
-                await self._running.wait()
+        if self._synced >= target:
+            return
+        if self._database is None:  # in memory: nothing to sync
+            self._synced = max(self._synced, target)
+            return
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop = loop
+            self._start_thread()
+        waiting = loop.create_future()
+        self._waiters.append((target, waiting))
+        self._requests += 1
+        if not self._wake_due:
+            # Woken at the end of this turn: the handlers woken with this one commit first and join the round.
+            self._wake_due = True
+            loop.call_soon(self._wake_thread)
+        try:
+            await waiting
+        except asyncio.CancelledError:
+            self._waiters = [waiter for waiter in self._waiters if waiter[1] is not waiting]
+            raise
+
+    def _wake_thread(self) -> None:
+        self._wake_due = False
+        if self._idle:
+            self._bell.put(None)  # a ring it does not need only makes it look once more
+
+    def _start_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._closed = False
+            self._thread = threading.Thread(target=self._rounds, name="handraise-fsync", daemon=True)
+            self._thread.start()
+
+    def _rounds(self) -> None:
+        """The thread: an fsync round while any acknowledgement waits, sleeping only when none does."""
+        while not self._closed:
+            if self._requests == self._served:
+                self._idle = True
+                if self._requests == self._served and not self._closed:  # a request may have come meanwhile
+                    self._bell.get()
+                self._idle = False
                 continue
-            done = self._running = anyio.Event()
+            self._served = self._requests
+            covers = self._commits
+            error: Exception | None = None
             try:
-                # Let the handlers already woken in this turn of the event loop commit first and join this round.
-                await anyio.lowlevel.checkpoint()
-                covers = self._commits
-                # Not cancellable: the fsync runs to its end in its thread either way, and the waiters need its outcome.
-                await anyio.to_thread.run_sync(self._sync)
-                self._synced = max(self._synced, covers)
-            finally:
-                self._running = None
-                done.set()
+                self._sync()
+            except Exception as failure:  # the waiters get it (an OSError from the disk, or a bug): never lost here
+                error = failure
+            loop = self._loop
+            if loop is not None:
+                with suppress(RuntimeError):  # that loop is closed: nobody waits there any more
+                    loop.call_soon_threadsafe(self._round_done, covers, error)
+
+    def _round_done(self, covers: int, error: Exception | None) -> None:
+        """On the event loop: settle the waiters that the round covered, with its outcome."""
+        if error is None:
+            self._synced = max(self._synced, covers)
+        still: list[tuple[int, asyncio.Future[None]]] = []
+        for target, waiting in self._waiters:
+            if waiting.done():
+                continue
+            if target > covers:
+                still.append((target, waiting))
+            elif error is None:
+                waiting.set_result(None)
+            else:
+                waiting.set_exception(error)
+        self._waiters = still
 
     def close(self) -> None:
+        thread = self._thread
+        if thread is not None:
+            self._closed = True
+            self._bell.put(None)
+            if thread is not threading.current_thread():
+                thread.join()
+            self._thread = None
         self._close_wal()
         if self._checkpointer is not None:
             self._checkpointer.close()
