@@ -684,8 +684,8 @@ async def fake_discord(*, heartbeat_ms: int = 41_250) -> AsyncIterator[FakeDisco
     """A FakeDiscord on a free loopback port; its `url` plus "/api" is the `api_url` to give the channel."""
     fake = FakeDiscord(heartbeat_ms=heartbeat_ms)
     app = web.Application()
-    app.router.add_get("/gateway", fake._gateway)
-    app.router.add_get("/resume-gateway", fake._gateway)
+    for path in ("/gateway", "/gateway/", "/resume-gateway", "/resume-gateway/"):
+        app.router.add_get(path, fake._gateway)
     app.router.add_route("*", "/api/v10/{path:.+}", fake._rest)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
