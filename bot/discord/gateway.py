@@ -69,16 +69,18 @@ class Gateway:
     async def run(self) -> None:
         """Connect, and reconnect (resuming where possible) until `close`; raises GatewayClosed on a fatal close."""
         backoff = 0.0
+        fatal: GatewayClosed | None = None
         async with aiohttp.ClientSession() as http, anyio.create_task_group() as events:
-            while not self._closing:
+            while not self._closing and fatal is None:
                 resume = self.session_id is not None and self.resume_url is not None
                 try:
                     url = self.resume_url if resume and self.resume_url else await self._gateway_url()
                     outcome = await self._connect(http, events, f"{url.rstrip('/')}/?v=10&encoding=json", resume)
                     backoff = 0.0
+                except GatewayClosed as closed:
+                    fatal = closed
+                    continue
                 except (aiohttp.ClientError, TimeoutError, OSError, HandraiseError) as failure:
-                    if isinstance(failure, GatewayClosed):
-                        raise
                     backoff = min(MAX_BACKOFF, backoff * 2 or 1.0)
                     log.warning("discord: the Gateway is unreachable (%s); trying again in %.0f s", failure, backoff)
                     await self._sleep(backoff)
@@ -87,6 +89,9 @@ class Gateway:
                     self.session_id = self.resume_url = self.sequence = None
                     await self._sleep(random.uniform(1, 5))
             events.cancel_scope.cancel()
+        if fatal is not None:
+            log.error("%s", fatal.message)
+            raise fatal
 
     async def _gateway_url(self) -> str:
         answer = await self.rest.call("GET", "/gateway/bot")

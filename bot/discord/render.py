@@ -29,7 +29,8 @@ MAX_TEXT = 2000
 PART_TEXT = 1900
 MAX_PARTS = 4
 """Messages a long detail may take before the question; a longer one is attached as a file instead."""
-DETAIL_INLINE = 900
+DETAIL_INLINE = 600
+"""A detail up to this many characters (escaped and quoted) shows in the question message; a longer one goes before."""
 MAX_BUTTONS = 5
 MAX_OPTIONS = 25
 MAX_QUESTIONS = 10
@@ -144,7 +145,11 @@ def words_label(question: AskUserQuestionItem) -> str:
 
 
 def has_long_detail(question: AskUserQuestionItem) -> bool:
-    return len(escape((question.detail or "").strip("\n"))) > DETAIL_INLINE
+    return len(_quoted(question.detail or "")) > DETAIL_INLINE
+
+
+def _quoted(detail: str) -> str:
+    return "\n".join(f"> {line}" for line in escape(detail.strip("\n")).split("\n"))
 
 
 def _chunks(text: str, limit: int) -> list[str]:
@@ -228,7 +233,7 @@ def _options_text(question: AskUserQuestionItem) -> str | None:
         if option.description and option.description.strip():
             line += f" — {escaped(one_line(option.description), 150)}"
         lines.append(line)
-    return clip("\n".join(lines), 700)
+    return clip("\n".join(lines), 400)
 
 
 def _button(custom_id: str, label: str, style: int = SECONDARY) -> dict[str, Any]:
@@ -290,7 +295,7 @@ def render_question(record: QuestionRecord, *, note: str | None = None) -> Disco
     parts, file = detail_parts(record)
     blocks = [_head(record, index), *_so_far(record)]
     asked = f"**{escaped(one_line(question.header), 120)}**\n" if question.header else ""
-    blocks.append(asked + escaped(question.question.strip(), 600))
+    blocks.append(asked + escaped(question.question.strip(), 500))
     if options := _options_text(question):
         blocks.append(options)
     if question.detail and question.detail.strip():
@@ -298,11 +303,12 @@ def render_question(record: QuestionRecord, *, note: str | None = None) -> Disco
             where = "attached above" if file is not None else "in the message above"
             blocks.append(f"*📄 The {'plan' if question.intent else 'detail'} is {where}.*")
         else:
-            blocks.append("\n".join(f"> {line}" for line in escape(question.detail.strip("\n")).split("\n")))
+            blocks.append(_quoted(question.detail))
     if note:
         blocks.append(clip(note, 300))  # our own markup (approvals so far), never agent text
     content = "\n\n".join(blocks)
-    assert len(content) <= MAX_TEXT, "every piece has a budget that keeps the message within Discord's limit"
+    if len(content) > MAX_TEXT:  # every piece at its budget at once: the answers so far give way first
+        content = clip("\n\n".join(block for block in blocks if block[:1] != "✓"), MAX_TEXT)
     return DiscordMessage(content, controls(question, index), parts, file)
 
 

@@ -16,7 +16,7 @@ import json
 import secrets
 import time
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,6 +116,8 @@ class FakeDiscord:
         self._scripts: dict[str, list[tuple[int, Any]]] = {}
         self._ids = itertools.count(1_300_000_000_000_100_000)
         self._changed = anyio.Event()
+        self.on_post: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+        """Called with each message the bot posts before the POST is answered: a person quicker than the bot."""
 
     # --- scripting -------------------------------------------------------------------------------------------------
 
@@ -345,7 +347,10 @@ class FakeDiscord:
             case "POST", ["channels", channel_id, "threads"]:
                 return 201, self._thread(channel_id, body)
             case "POST", ["channels", channel_id, "messages"]:
-                return 200, self._send(channel_id, body, files)
+                message = self._send(channel_id, body, files)
+                if self.on_post is not None:
+                    await self.on_post(message)
+                return 200, message
             case "PATCH", ["channels", channel_id, "messages", message_id]:
                 return 200, self._edit(channel_id, message_id, body)
             case "POST", ["interactions", interaction_id, token, "callback"]:
