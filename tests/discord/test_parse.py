@@ -48,7 +48,7 @@ def record(*questions: AskUserQuestionItem) -> QuestionRecord:
         "hr:p:0:1:2",
         "hr:w:999",
         "hr:p:0:" + "9" * 30,
-        "hr:p:٠:1",
+        "hr:p:\u0660:1",
         "HR:p:0:1",
         "hr:w:0\n",
         " hr:w:0",
