@@ -116,6 +116,7 @@ class FakeDiscord:
         self._scripts: dict[str, list[tuple[int, Any]]] = {}
         self._ids = itertools.count(1_300_000_000_000_100_000)
         self._changed = anyio.Event()
+        self.pinned: Session | None = None
         self.on_post: Callable[[dict[str, Any]], Awaitable[None]] | None = None
         """Called with each message the bot posts before the POST is answered: a person quicker than the bot."""
 
@@ -135,8 +136,8 @@ class FakeDiscord:
 
     @property
     def session(self) -> Session:
-        """The newest session (a test usually has one)."""
-        return list(self.sessions.values())[-1]
+        """The session people's events go to: `pinned` when set, else the newest (a test usually has one)."""
+        return self.pinned or list(self.sessions.values())[-1]
 
     async def dispatch(self, event: str, data: dict[str, Any], session: Session | None = None) -> int:
         """Number `event` in the session and send it to whoever is connected to it (else it waits for a RESUME)."""
