@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from bot.channels import words
 from bot.channels.replies import ReplyError
 from bot.discord.render import MAX_WORDS, current_question
 from bot.store.records import QuestionRecord
@@ -21,7 +22,6 @@ MAX_REPLY = 4000
 """Discord's own limit for a message (with Nitro); a longer text is not from Discord."""
 
 _CUSTOM_ID = re.compile(r"hr:([pswmux]):([0-9]{1,2})(?::([0-9]{1,20}))?")
-_NUMBERS = re.compile(r"[0-9]{1,3}(?:\s*[,;]\s*[0-9]{1,3}|\s+[0-9]{1,3})*")
 
 Kind = Literal["p", "s", "w", "m", "u", "x"]
 
@@ -131,25 +131,9 @@ def read_modal_words(words: str, question: AskUserQuestionItem) -> AskUserQuesti
 
 
 def read_words(text: str, question: AskUserQuestionItem) -> AskUserQuestionAnswerItem:
-    """Words in a thread reply as the answer to `question`; raises ReplyError for an empty or oversize reply, or
-    numbers that name no option."""
-    words = text.strip()
-    if not words:
-        raise ReplyError("The reply is empty; write your answer in words, or press an option.")
-    if len(text) > MAX_REPLY:
-        raise ReplyError(f"The reply is longer than {MAX_REPLY} characters; send a shorter answer.")
-    labels = [option.label for option in question.options or []]
-    if labels and _NUMBERS.fullmatch(words):
-        numbers = [int(number) for number in re.findall(r"[0-9]+", words)]
-        if any(not 1 <= number <= len(labels) for number in numbers):
-            raise ReplyError(f"Choose options by their numbers, 1 to {len(labels)}, or write your answer in words.")
-        if len(numbers) > 1 and not question.multi_select:
-            raise ReplyError("This question takes one option; send one number, or write your answer in words.")
-        return AskUserQuestionAnswerItem(id=question.id, selected=list(dict.fromkeys(labels[n - 1] for n in numbers)))
-    for label in labels:
-        if words.casefold() == label.strip().casefold():
-            return AskUserQuestionAnswerItem(id=question.id, selected=[label])
-    return AskUserQuestionAnswerItem(id=question.id, selected=[], custom=words)
+    """Words in a thread reply as the answer to `question` (the kit's reading, `bot.channels.words`); raises
+    ReplyError for an empty or oversize reply, or numbers that name no option."""
+    return words.read_words(text, question, limit=MAX_REPLY, press="press")
 
 
 def modal_words(data: object) -> str | None:

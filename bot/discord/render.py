@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from bot.channels.words import current_question
 from bot.discord.errors import DiscordErrorCode
 from bot.errors import HandraiseError
 from bot.questions.approvals import progress
@@ -112,14 +113,6 @@ def person(by: str | None, via: str | None) -> str:
 
 
 # --- the question --------------------------------------------------------------------------------------------------
-
-
-def current_question(record: QuestionRecord) -> int:
-    """The position of the question being asked: the first with no answer kept yet."""
-    for index, question in enumerate(record.questions):
-        if question.id not in record.partial:
-            return index
-    return len(record.questions) - 1
 
 
 def _check(record: QuestionRecord) -> None:
