@@ -40,6 +40,7 @@ from bot.discord.parse import (
 from bot.discord.rest import DiscordCallError, DiscordRest, Sleep
 from bot.discord.settings import DiscordSettings, DiscordSubscription
 from bot.questions.routing import Route
+from bot.questions.status_note import StatusNote
 from bot.settings.secrets import resolve_secret
 from bot.store.records import Delivery, QuestionRecord
 
@@ -183,6 +184,22 @@ class DiscordChannel(Channel):
     async def show_progress(self, question: QuestionRecord, delivery: Delivery, needed: int) -> None:
         ref = DiscordRef.model_validate(delivery.ref)
         await self._edit(ref, render.render_question(question, note=render.approval_note(question, needed)))
+
+    async def post_note(self, note: StatusNote, route: Route) -> bool:
+        """Post the note in the agent's thread (opening it if the agent has none yet, as its first question would),
+        with nothing to answer."""
+        subscription = route.subscription
+        if not isinstance(subscription, DiscordSubscription):
+            return False
+        agent, channel = note.agent.id, subscription.channel
+        async with self.threads.lock(agent, channel):
+            thread = await self.threads.find(self.ledger, agent, channel)
+            if thread is None:
+                thread = await self._open_thread(channel, note.agent.name or agent)
+                self.threads.remember(agent, channel, thread)
+        body = {"content": render.render_note(note.headline, note.detail), "allowed_mentions": render.NO_PINGS}
+        await self.rest.call("POST", f"/channels/{thread}/messages", body)
+        return True
 
     async def _edit(self, ref: DiscordRef, message: render.DiscordMessage) -> None:
         await self.rest.call("PATCH", f"/channels/{ref.channel_id}/messages/{ref.message_id}", message.body())

@@ -372,6 +372,12 @@ def render_reminder(record: QuestionRecord, responders: Sequence[str], count: in
     )
 
 
+def render_note(headline: str, detail: str | None) -> str:
+    """A status note ("deploy-bot: finished" and the agent's words under it), escaped as a question is."""
+    text = f"📣 {escaped(headline, 300)}"
+    return text + (f"\n{escaped(detail, 1000)}" if detail else "")
+
+
 # --- what people are told (ephemeral) ------------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from core import ErrorCode, UserQuestionError
+from tests.bot.fakes import sync_store
 
 from .fake_discord import EPHEMERAL
 from .rig import ALICE, BOB, REVIEWERS, discord_rig, subscription
@@ -129,3 +130,22 @@ async def test_garbage_on_the_gateway_makes_the_channel_resume(tmp_path: Path) -
         await rig.until(lambda: len(rig.fake.resumed) == 1 and rig.fake.session.socket is not None)
         await rig.fake.click(message, control(rig, message, "Staging"), ALICE)
         assert (await asked.answer()).answers[0].selected == ["Staging"]
+
+
+async def test_a_status_note_goes_to_the_agents_thread_with_nothing_to_answer(tmp_path: Path) -> None:
+    from bot.api.notes import StatusNotes
+    from bot.questions.status_note import StatusNote
+    from bot.store.records import AgentRef
+
+    async with discord_rig(tmp_path) as rig:
+        rig.ask(choice())
+        message = await rig.sent()
+        agent = AgentRef(id=rig.agent.id, name=rig.agent.name)
+        store = sync_store(rig.ledger.store)
+        await rig.until(lambda: any(store.get_delivery(q.id, "discord") for q in store.list_questions()))
+        shown = await StatusNotes(rig.ledger).post(StatusNote(agent=agent, event="finished", text="@everyone **done**"))
+        assert shown == ["discord"]
+        (call,) = [c for c in rig.fake.calls_to("POST /channels/") if "📣" in c.body.get("content", "")]
+        assert call.path == f"/channels/{rig.message(message)['channel_id']}/messages"
+        assert "components" not in call.body and call.body["allowed_mentions"] == {"parse": []}
+        assert "\\@everyone" in call.body["content"] and "\\*\\*done\\*\\*" in call.body["content"]
