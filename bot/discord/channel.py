@@ -24,7 +24,7 @@ from bot.channels.agent_places import AgentPlaces
 from bot.channels.base import Channel, DeliveryError, Sent
 from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
 from bot.discord import render
-from bot.discord.gateway import Gateway
+from bot.discord.gateway import Gateway, GatewayClosed
 from bot.discord.parse import (
     Chosen,
     Decision,
@@ -216,8 +216,12 @@ class DiscordChannel(Channel):
         return frozenset({person}) if entry[5:] in roles else frozenset()
 
     async def run(self) -> None:
-        """The Gateway for as long as the channel runs; one replica holds it at a time."""
-        await self.leadership.run_alone(f"discord gateway {self.settings.bot_token_env}", self.gateway.run)
+        """The Gateway for as long as the channel runs; one replica holds it at a time. A fatal close (a bad token,
+        the Message Content intent not enabled) is logged and stops this channel only: the others go on."""
+        try:
+            await self.leadership.run_alone(f"discord gateway {self.settings.bot_token_env}", self.gateway.run)
+        except GatewayClosed as closed:
+            log.error("discord: no longer receiving clicks or replies: %s", closed.message)
 
     async def close(self) -> None:
         await self.gateway.close()

@@ -17,7 +17,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from bot.discord.errors import DiscordErrorCode
-from bot.discord.rest import DiscordRest, Sleep
+from bot.discord.rest import DiscordCallError, DiscordRest, Sleep
 from bot.errors import HandraiseError
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,12 @@ class Gateway:
             raise fatal
 
     async def _gateway_url(self) -> str:
-        answer = await self.rest.call("GET", "/gateway/bot")
+        try:
+            answer = await self.rest.call("GET", "/gateway/bot")
+        except DiscordCallError as failure:
+            if failure.status == 401:
+                raise GatewayClosed(f"discord: {FATAL[4004]} ({self.rest.base}/gateway/bot answered 401)") from None
+            raise
         url = answer.get("url") if isinstance(answer, dict) else None
         if not isinstance(url, str) or not url.startswith(("wss://", "ws://")):
             raise GatewayClosed(f"GET /gateway/bot gave no websocket URL: {str(answer)[:200]}")

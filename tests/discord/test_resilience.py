@@ -165,3 +165,17 @@ async def test_the_token_never_reaches_the_logs(tmp_path: Path, caplog: pytest.L
         await rig.fake.drop(4000)
         await rig.until(lambda: len(rig.fake.resumed) == 1)
     assert TOKEN not in caplog.text
+
+
+async def test_a_wrong_token_stops_the_channel_with_a_log_line_and_nothing_else(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from bot.discord.channel import DiscordChannel
+    from bot.discord.settings import DiscordSettings
+
+    async with fake_discord() as fake:
+        channel = DiscordChannel(DiscordSettings(api_url=fake.url + "/api"), token="not-the-token")
+        with anyio.fail_after(5):
+            await channel.run()  # returns: serve's other channels go on
+        await channel.close()
+        assert "authentication failed" in caplog.text and "not-the-token" not in caplog.text
