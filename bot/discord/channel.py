@@ -347,8 +347,6 @@ class DiscordChannel(Channel):
         text, where = data.get("content"), data.get("channel_id")
         if author is None or author.get("bot") or not isinstance(text, str) or not isinstance(where, str):
             return
-        if not await self._first_sight("message", data.get("id")):
-            return
         person = str(author.get("id", ""))
         member = data.get("member") if isinstance(data.get("member"), dict) else {}
         assert isinstance(member, dict)
@@ -364,6 +362,9 @@ class DiscordChannel(Channel):
         record, delivery = found
         if not await self.replies.may_answer(person, await self.replies.responders(record, delivery)):
             return  # a thread message from anyone else answers nothing (and is no refusal: people talk)
+        # Only now, for a message that may answer: the server's other chatter costs the store nothing.
+        if not await self._first_sight("message", data.get("id")):
+            return
 
         def read(record: QuestionRecord, delivery: Delivery) -> Answer:
             index = render.current_question(record)

@@ -88,7 +88,7 @@ def decide(
         return Chosen(index, read_modal_words(words or "", question))
     if press.kind == "p":
         number = int(press.extra or -1)
-        if question.multi_select or not 0 <= number < len(labels):
+        if (question.multi_select and len(labels) >= 2) or not 0 <= number < len(labels):
             return Stale("That option is not there any more.")
         return Chosen(index, AskUserQuestionAnswerItem(id=question.id, selected=[labels[number]]))
     if press.kind == "u":

@@ -253,3 +253,17 @@ async def test_cancelled_and_expired_questions_say_so_and_lose_their_controls(tm
         controller.abort()
         await rig.fake.wait_for("PATCH /channels")
         assert "Cancelled" in rig.message(message)["content"] and rig.message(message)["components"] == []
+
+
+async def test_chatter_elsewhere_costs_the_store_nothing(tmp_path: Path) -> None:
+    from .fake_discord import CHANNEL_ID
+
+    async with discord_rig(tmp_path) as rig:
+        rig.ask(choice())
+        message = await rig.sent()
+        await rig.fake.post(CHANNEL_ID, ALICE, "lunch?")  # not a thread with a question
+        await rig.fake.post(rig.message(message)["channel_id"], MALLORY, "2")  # not a responder
+        chatter = await rig.fake.post(rig.message(message)["channel_id"], ALICE, "1")
+        await rig.until(lambda: sync_store(rig.ledger.store).count_questions("answered") == 1)
+        seen = [key for key in rig.channel._seen if key.startswith("message:")]
+        assert seen == [f"message:{chatter}"]

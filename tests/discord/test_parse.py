@@ -154,3 +154,10 @@ def test_five_options_are_buttons_and_six_a_select() -> None:
     assert [item["type"] for item in five[0]["components"]] == [2] * 5
     six = controls(question(*"ABCDEF"), 0)
     assert six[0]["components"][0]["type"] == 3
+
+
+def test_a_multi_select_with_one_option_is_a_button_that_answers() -> None:
+    asked = record(question("Only", multi=True))
+    assert controls(asked.questions[0], 0)[0]["components"][0]["custom_id"] == "hr:p:0:0"
+    chosen = decide(Press("p", 0, "0"), asked, [], None, None)
+    assert isinstance(chosen, Chosen) and chosen.item.selected == ["Only"]
