@@ -51,6 +51,7 @@ SEEN_KEPT = 10_000
 FRESH_SECONDS = 3.0
 """How long a press on a message just posted may wait for its delivery to be recorded."""
 PUBLIC_THREAD = 11
+UNKNOWN_CHANNEL = 10003
 ARCHIVE_MINUTES = 10_080
 
 ADVICE = {
@@ -132,7 +133,16 @@ class DiscordChannel(Channel):
                     if thread is None:
                         thread = await self._open_thread(subscription.channel, question.agent.name or agent)
                         self.threads.remember(agent, subscription.channel, thread)
-                ref = await self._send_to_the_end(thread or subscription.channel, message, subscription.channel, thread)
+                where = thread or subscription.channel
+                try:
+                    ref = await self._send_to_the_end(where, message, subscription.channel, thread)
+                except DiscordCallError as failure:
+                    if thread is None or question.agent is None or failure.discord_code != UNKNOWN_CHANNEL:
+                        raise
+                    # The agent's thread was deleted: open a new one (once) and ask there.
+                    thread = await self._open_thread(subscription.channel, question.agent.name or question.agent.id)
+                    self.threads.replace(question.agent.id, subscription.channel, thread)
+                    ref = await self._send_to_the_end(thread, message, subscription.channel, thread)
         except DiscordCallError as failure:
             raise DeliveryError(
                 f"discord: cannot send to channel {subscription.channel}: {failure.message} — {self._advice(failure)}"

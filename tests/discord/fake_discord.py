@@ -129,6 +129,11 @@ class FakeDiscord:
     def fail(self, route: str, message: str, *, status: int = 403, code: int = 50001, times: int = 1) -> None:
         self._scripts.setdefault(route, []).extend([(status, (code, message))] * times)
 
+    def delete_channel(self, channel_id: str) -> None:
+        """Someone deletes a channel or thread, and every message in it."""
+        del self.channels[channel_id]
+        self.messages = {key: m for key, m in self.messages.items() if m["channel_id"] != channel_id}
+
     def snowflake(self) -> str:
         return str(next(self._ids))
 

@@ -267,3 +267,17 @@ async def test_chatter_elsewhere_costs_the_store_nothing(tmp_path: Path) -> None
         await rig.until(lambda: sync_store(rig.ledger.store).count_questions("answered") == 1)
         seen = [key for key in rig.channel._seen if key.startswith("message:")]
         assert seen == [f"message:{chatter}"]
+
+
+async def test_when_the_agents_thread_was_deleted_a_new_one_is_opened(tmp_path: Path) -> None:
+    async with discord_rig(tmp_path) as rig:
+        rig.ask(choice())
+        first = await rig.sent()
+        old = rig.message(first)["channel_id"]
+        rig.fake.delete_channel(old)
+        asked = rig.ask(choice(id="again", question="And now?"))
+        await rig.fake.until(lambda: len(rig.fake.threads()) == 1 and rig.fake.threads()[0]["id"] != old)
+        message = await rig.sent()  # the first question's message is gone with its thread
+        assert rig.message(message)["channel_id"] == rig.fake.threads()[0]["id"]
+        await rig.fake.click(message, control(rig, message, "Staging"), ALICE)
+        assert (await asked.answer()).answers[0].selected == ["Staging"]
