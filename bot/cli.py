@@ -176,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--server", default=None, help="write --server URL into the hook command")
             sub.add_argument("--label", action="append", default=[], help="write --label key=value into it (repeat)")
             sub.add_argument("--no-permissions", action="store_true", help="only AskUserQuestion, not tool prompts")
-        _runs(sub, "bot.claude.settings:run_settings")
+        _runs(sub, "bot.hooks.claude_settings:run_settings")
     return parser
 
 

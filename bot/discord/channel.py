@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
@@ -22,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.channels.agent_places import AgentPlaces
 from bot.channels.base import Channel, DeliveryError, Sent
-from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
+from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Replies, Unmatched, Unreadable
 from bot.discord import render
 from bot.discord.gateway import Gateway, GatewayClosed
 from bot.discord.parse import (
@@ -48,8 +47,9 @@ log = logging.getLogger(__name__)
 
 SEEN_KEPT = 10_000
 """Event ids remembered in memory (the store remembers them across restarts)."""
-FRESH_SECONDS = 3.0
-"""How long a press on a message just posted may wait for its delivery to be recorded."""
+RECORDING_WAIT_SECONDS = 2.0
+"""How long a press on a message just posted waits for its delivery to be recorded: inside Discord's 3 seconds for
+the callback, with room for the callback itself."""
 PUBLIC_THREAD = 11
 UNKNOWN_CHANNEL = 10003
 ARCHIVE_MINUTES = 10_080
@@ -109,12 +109,15 @@ class DiscordChannel(Channel):
         self.threads: AgentPlaces[str] = AgentPlaces(self.name, _thread_in)
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._picks: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
-        self._fresh: OrderedDict[str, float] = OrderedDict()
         self._in_thread: dict[str, list[str]] = {}
         """Question message ids per thread, newest last, to find the question a thread reply answers."""
         self._threads_loaded = False
 
     # --- the shared base's side ----------------------------------------------------------------------------------
+
+    def attach(self, replies: Replies) -> None:
+        super().attach(replies)
+        replies.recording_wait = min(replies.recording_wait, RECORDING_WAIT_SECONDS)
 
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
         subscription = route.subscription
@@ -168,7 +171,6 @@ class DiscordChannel(Channel):
                 parts.append(str(sent["id"]))
             sent = await self.rest.call("POST", f"/channels/{where}/messages", message.body())
             message_id = str(sent["id"])
-            self._mark_fresh(message_id)
             self._in_thread.setdefault(where, []).append(message_id)
             result = DiscordRef(channel_id=where, message_id=message_id, channel=channel, thread=thread, parts=parts)
         assert result is not None
@@ -258,21 +260,6 @@ class DiscordChannel(Channel):
             self._seen.popitem(last=False)
         return await self.ledger.store.first_sight(self.name, key, now=self.ledger.clock.now())
 
-    def _mark_fresh(self, message_id: str) -> None:
-        self._fresh[message_id] = time.monotonic()
-        while len(self._fresh) > 1000:
-            self._fresh.popitem(last=False)
-
-    async def _found(self, message_id: str) -> tuple[QuestionRecord, Delivery] | None:
-        """The question a message asks; a message just posted waits briefly for its delivery to be recorded (a press
-        may come within milliseconds of the post)."""
-        found = await self.replies.delivered(message_id)
-        sent_at = self._fresh.get(message_id)
-        while found is None and sent_at is not None and time.monotonic() - sent_at < FRESH_SECONDS:
-            await anyio.sleep(0.005)
-            found = await self.replies.delivered(message_id)
-        return found
-
     async def _on_interaction(self, data: dict[str, Any]) -> None:
         interaction_id, token = data.get("id"), data.get("token")
         if not isinstance(token, str) or not await self._first_sight("interaction", interaction_id):
@@ -300,7 +287,6 @@ class DiscordChannel(Channel):
         self, press: Press, person: str, message_id: str, values: list[str], words: str | None
     ) -> dict[str, Any]:
         decided: list[Decision] = []
-        found = await self._found(message_id)
 
         def read(record: QuestionRecord, delivery: Delivery) -> Answer | None:
             decision = decide(press, record, values, words, self._picks.get((message_id, person)))
@@ -310,7 +296,7 @@ class DiscordChannel(Channel):
             return None
 
         how = {"x": "modal", "u": "submit", "s": "select", "m": "select"}.get(press.kind, "press")
-        outcome = await self.replies.answer(message_id, by=person, how=how, read=read, found=found)
+        outcome = await self.replies.answer(message_id, by=person, how=how, read=read)
         if isinstance(outcome, Noted) and decided:
             return self._follow_up(outcome.record, decided[0], person, message_id)
         if isinstance(outcome, Accepted):
@@ -336,6 +322,8 @@ class DiscordChannel(Channel):
         return render.ephemeral(decision.reason)
 
     def _notice(self, outcome: Outcome) -> str:
+        if isinstance(outcome, Unmatched):
+            return outcome.notice
         if isinstance(outcome, NotAllowed):
             return render.refusal(outcome.responders)
         if isinstance(outcome, Ended):
@@ -366,6 +354,9 @@ class DiscordChannel(Channel):
         target = reference.get("message_id") if isinstance(reference, dict) else None
         found = await self.replies.delivered(target) if isinstance(target, str) else None
         if found is None:
+            found = await self._pending_in(where)
+        if found is None and self.replies.in_flight.newest() is not None and where in self._in_thread:
+            await self.replies.recorded()  # a reply within milliseconds of the post: its question is being recorded
             found = await self._pending_in(where)
         if found is None:
             return  # people talking in a thread with nothing to answer

@@ -57,7 +57,7 @@ def test_claude_hook_is_an_alias_of_hook_claude() -> None:
     alias = build_parser().parse_args(["claude-hook", "--timeout", "5m", "--on-timeout", "deny"])
     hook = build_parser().parse_args(["hook", "claude", "--timeout", "5m", "--on-timeout", "deny"])
     assert (alias.run, alias.timeout, alias.on_timeout) == (hook.run, hook.timeout, hook.on_timeout)
-    assert build_parser().parse_args(["claude-hook", "install"]).run == "bot.claude.settings:run_settings"
+    assert build_parser().parse_args(["claude-hook", "install"]).run == "bot.hooks.claude_settings:run_settings"
 
 
 @pytest.mark.parametrize("action", ["install", "uninstall"])
