@@ -399,8 +399,11 @@ class DiscordChannel(Channel):
                     known = self._in_thread.setdefault(ref.channel_id, [])
                     if ref.message_id not in known:
                         known.insert(0, ref.message_id)
-        for message_id in reversed(self._in_thread.get(thread, [])):
+        known = self._in_thread.get(thread, [])
+        for message_id in reversed(list(known)):
             found = await self.replies.delivered(message_id)
             if found is not None and found[0].status == "pending":
                 return found
+            if found is not None:
+                known.remove(message_id)  # it ended: no reply will answer it again
         return None
