@@ -245,7 +245,7 @@ async def test_serve_stops_on_sigterm_and_after_a_restart_old_buttons_answer_and
                 assert await process.wait() == 0
         posts = len(fake.calls_to("POST /channels/"))
         async with serve_process(tmp_path, config) as (process, _):
-            await fake.until(lambda: len(fake.identified) == 2, seconds=10)
+            await fake.until(lambda: len(fake.identified) == 2, seconds=20)
             pressed = await fake.click(message, api.control(message, "Yes"), ALICE)
             async with aiohttp.ClientSession(f"http://127.0.0.1:{port}") as http:
                 outcome = await Api(http, fake).outcome(question_id)
