@@ -6,9 +6,10 @@ The order is the default waterfall order (when `bot.answerers` does not say othe
 from __future__ import annotations
 
 from bot.channels.kind import KindRegistry
+from bot.discord.kind import DISCORD
 from bot.email.kind import EMAIL
 from bot.slack.kind import SLACK
 from bot.telegram.kind import TELEGRAM
 from bot.web.kind import WEB
 
-KINDS = KindRegistry(SLACK, TELEGRAM, EMAIL, WEB)
+KINDS = KindRegistry(SLACK, TELEGRAM, DISCORD, EMAIL, WEB)

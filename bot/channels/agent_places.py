@@ -51,3 +51,8 @@ class AgentPlaces(Generic[Place]):
     def remember(self, agent: str, destination: str, place: Place) -> None:
         """A question just sent: its place is the agent's there unless the agent already had one."""
         self._known.setdefault((agent, destination), place)
+
+    def replace(self, agent: str, destination: str, place: Place) -> None:
+        """The agent's place there is gone (someone deleted the thread): `place`, just opened, is its place now (and,
+        after a restart, is found first: the newest delivery names it)."""
+        self._known[(agent, destination)] = place

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.channels.reject import read_reject_reply
-from bot.channels.replies import ReplyError
+from bot.channels import words
+from bot.channels.replies import ReplyError as ReplyError  # the channel reads it from here
 from bot.store.records import QuestionRecord
 from bot.telegram import keys
 from bot.telegram.render import current_question
@@ -21,7 +21,6 @@ MAX_REPLY = 4096
 """Telegram's own limit for a message; a longer text is not from Telegram."""
 
 _PROMPT_REF = re.compile(r"\nref ([0-9]{1,12})/([0-9]{1,3})\Z")
-_NUMBERS = re.compile(r"[0-9]{1,3}(?:\s*[,;]\s*[0-9]{1,3}|\s+[0-9]{1,3})*")
 
 
 @dataclass(frozen=True)
@@ -80,29 +79,9 @@ def decide(tap: keys.Tap, record: QuestionRecord) -> Decision:
 
 
 def read_words(text: str, question: AskUserQuestionItem) -> AskUserQuestionAnswerItem:
-    """Words in a reply as the answer to `question`; raises ReplyError for an empty or oversize reply, or numbers
-    that name no option."""
-    words = text.strip()
-    if not words:
-        raise ReplyError("The reply is empty; write your answer in words, or tap an option.")
-    if len(text) > MAX_REPLY:
-        raise ReplyError(f"The reply is longer than {MAX_REPLY} characters; send a shorter answer.")
-    if (rejected := read_reject_reply(question, words)) is not None:
-        return rejected  # "Deny" alone, or "Deny: because…"
-    options = question.options or []
-    labels = [option.label for option in options]
-    if options and _NUMBERS.fullmatch(words):
-        numbers = [int(number) for number in re.findall(r"[0-9]+", words)]
-        if any(not 1 <= number <= len(options) for number in numbers):
-            raise ReplyError(f"Choose options by their numbers, 1 to {len(options)}, or write your answer in words.")
-        if len(numbers) > 1 and not question.multi_select:
-            raise ReplyError("This question takes one option; send one number, or write your answer in words.")
-        chosen = list(dict.fromkeys(labels[number - 1] for number in numbers))
-        return AskUserQuestionAnswerItem(id=question.id, selected=chosen)
-    for label in labels:
-        if words.casefold() == label.strip().casefold():
-            return AskUserQuestionAnswerItem(id=question.id, selected=[label])
-    return AskUserQuestionAnswerItem(id=question.id, selected=[], custom=words)
+    """Words in a reply as the answer to `question` (the kit's reading, `bot.channels.words`); raises ReplyError for
+    an empty or oversize reply, or numbers that name no option."""
+    return words.read_words(text, question, limit=MAX_REPLY, press="tap")
 
 
 def read_prompt_ref(text: object) -> tuple[int, int | None] | None:

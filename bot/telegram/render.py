@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.channels.reject import bare
+from bot.channels.words import current_question
 from bot.errors import HandraiseError
 from bot.questions.approvals import progress
 from bot.store.records import QuestionRecord
@@ -120,14 +121,6 @@ def person(by: str | None, via: str | None, names: Mapping[str, str]) -> str:
 
 
 # --- the question ----------------------------------------------------------------------------------------------------
-
-
-def current_question(record: QuestionRecord) -> int:
-    """The position of the question being asked: the first with no answer kept yet."""
-    for index, question in enumerate(record.questions):
-        if question.id not in record.partial:
-            return index
-    return len(record.questions) - 1
 
 
 def write_label(question: AskUserQuestionItem) -> str:
