@@ -199,6 +199,7 @@ class FakeTeams:
         elif len(raw) > MAX_BODY:
             status = 413
         answer = await self._answer(request, body) if status == 0 else None
+        payload: Any = None
         if answer is not None:
             status, payload = answer
         self.calls.append(Call(request.method, request.path, body, status, len(raw)))
