@@ -34,6 +34,7 @@ async def test_one_press_answers_a_single_select_question(tmp_path: Path) -> Non
         assert [(item.id, item.selected) for item in answer.answers] == [("env", ["Staging"])]
         invoke = AdaptiveCardInvokeResponse.model_validate(body)
         assert invoke.status_code == 200 and invoke.type == "application/vnd.microsoft.card.adaptive"
+        assert isinstance(invoke.value, dict)
         assert "Answered** by Alice Archer" in texts(invoke.value)
 
 
