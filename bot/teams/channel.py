@@ -40,6 +40,8 @@ PERSON_SECONDS = 3600.0
 """How long who a Teams id is stays known before it is looked up again."""
 LOOKUP_SECONDS = 3.0
 """A member lookup within the 5 s Teams gives an invoke its answer."""
+POSTING_SECONDS = 3.0
+"""How long after its card is posted a press may wait for the question's delivery to be kept."""
 NOT_OURS = "This card is not one of handraise's."
 GONE = "This question is no longer open in handraise."
 
@@ -88,6 +90,8 @@ class TeamsChannel(Channel):
         self.names: dict[str, str] = {}
         """How each person the channel has met is shown (by the handle answers are recorded under)."""
         self._people: dict[str, tuple[float, Member]] = {}
+        self._posting: dict[str, float] = {}
+        """Questions whose card is being posted (by id, since when): a press may come before the delivery is kept."""
 
     # --- the shared base's side ----------------------------------------------------------------------------------
 
@@ -101,6 +105,7 @@ class TeamsChannel(Channel):
             raise DeliveryError(f"teams: cannot show question {question.id}: {problem}") from problem
         conversation, service_url = subscription.conversation, subscription.service_url
         posted: str | None = None
+        self._posting[question.id] = time.monotonic()
         # A post cut short by the agent cancelling would leave a card nobody can update: finish it (the connector
         # bounds it), so that the base records the delivery and then shows it cancelled.
         with anyio.CancelScope(shield=True):
@@ -243,9 +248,21 @@ class TeamsChannel(Channel):
         key = self._key_of(activity)
         found = await self.replies.delivered(key, press.question_id) if key is not None else None
         if found is None:  # no thread named (a client that leaves it out): the card's question names its delivery
-            delivery = await self.ledger.store.get_delivery(press.question_id, self.name)
-            found = await self.replies.delivered(delivery.key, press.question_id) if delivery is not None else None
+            found = await self._by_question(press.question_id)
+        began = self._posting.get(press.question_id)
+        if found is None and began is not None and time.monotonic() - began < POSTING_SECONDS:
+            # Pressed within moments of the post: the base keeps the delivery as soon as the post returns.
+            with anyio.move_on_after(POSTING_SECONDS):
+                while found is None:
+                    await anyio.sleep(0.01)
+                    found = await self._by_question(press.question_id)
+        if found is not None:
+            self._posting.pop(press.question_id, None)
         return found
+
+    async def _by_question(self, question_id: str) -> tuple[QuestionRecord, Delivery] | None:
+        delivery = await self.ledger.store.get_delivery(question_id, self.name)
+        return await self.replies.delivered(delivery.key, question_id) if delivery is not None else None
 
     def _card_now(self, record: QuestionRecord) -> cards.Card:
         activity = (

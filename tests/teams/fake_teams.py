@@ -11,7 +11,7 @@ import itertools
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,6 +77,8 @@ class FakeTeams:
     members: dict[str, Person] = field(default_factory=lambda: {p.id: p for p in (ALICE, BOB, MALLORY)})
     scripts: dict[str, list[tuple[int, str]]] = field(default_factory=dict[str, list[tuple[int, str]]])
     token_lifetime: int = 3599
+    on_post: Callable[[str], object] | None = None
+    """Called with a card's id as it is posted, before the bot hears back (a press within moments of the post)."""
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1_700_000_000_001))
     _changed: anyio.Event = field(default_factory=anyio.Event)
 
@@ -225,6 +227,9 @@ class FakeTeams:
             thread = conversation.partition(";messageid=")[2] or activity_id
             self.activities[activity_id] = body | {"id": activity_id, "conversation": {"id": conversation}}
             self.history.setdefault(thread, []).append(self.activities[activity_id])
+            if self.on_post is not None and body.get("attachments"):
+                self.on_post(activity_id)
+                await anyio.sleep(0.05)  # the press is on its way before the bot has its answer
             return 201, {"id": activity_id}
         activity_id = request.match_info["rest"].removeprefix("activities/")
         if activity_id not in self.activities:
