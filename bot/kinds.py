@@ -8,7 +8,8 @@ from __future__ import annotations
 from bot.channels.kind import KindRegistry
 from bot.email.kind import EMAIL
 from bot.slack.kind import SLACK
+from bot.teams.kind import TEAMS
 from bot.telegram.kind import TELEGRAM
 from bot.web.kind import WEB
 
-KINDS = KindRegistry(SLACK, TELEGRAM, EMAIL, WEB)
+KINDS = KindRegistry(SLACK, TELEGRAM, TEAMS, EMAIL, WEB)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bot.teams.parse import thread_root
+from bot.teams.settings import TeamsSettings
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,15 @@ class ConversationBook:
                     continue
                 self._known[conversation.conversation] = conversation
         return self._known
+
+
+def print_conversations(settings: TeamsSettings, argv: list[str]) -> int:
+    """`handraise teams conversations`: what serve has seen, as subscriptions to paste."""
+    if argv:
+        print(f"handraise teams conversations: unexpected {' '.join(argv)!r}", file=sys.stderr)
+        return 2
+    print(listing(ConversationBook(Path(settings.conversations_file)).all()))
+    return 0
 
 
 def listing(conversations: list[Conversation]) -> str:

@@ -23,4 +23,16 @@ def _build(settings: TeamsSettings, context: BuildContext) -> Channel:
     return TeamsChannel(settings, environ=context.environ)
 
 
-TEAMS = ChannelKind(name="teams", title="Microsoft Teams", settings=TeamsSettings, secrets=_secrets, build=_build)
+TEAMS = ChannelKind(
+    name="teams",
+    title="Microsoft Teams",
+    settings=TeamsSettings,
+    secrets=_secrets,
+    build=_build,
+    commands={
+        "conversations": (
+            "bot.teams.conversations:print_conversations",
+            "list the conversations the bot has been added to, as subscriptions to paste into the config",
+        )
+    },
+)
