@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +42,14 @@ LOOKUP_SECONDS = 3.0
 """A member lookup within the 5 s Teams gives an invoke its answer."""
 POSTING_SECONDS = 3.0
 """How long after its card is posted a press may wait for the question's delivery to be kept."""
+FOLLOW_UPS_QUEUED = 1_000
+FOLLOW_UP_SECONDS = 60.0
+"""A follow-up (the next question shown to everyone, a note in a thread) may take this long, Retry-After included."""
 NOT_OURS = "This card is not one of handraise's."
 GONE = "This question is no longer open in handraise."
+
+
+Later = Callable[[], Awaitable[None]]
 
 
 class TeamsRef(BaseModel):
@@ -90,6 +96,9 @@ class TeamsChannel(Channel):
         self.names: dict[str, str] = {}
         """How each person the channel has met is shown (by the handle answers are recorded under)."""
         self._people: dict[str, tuple[float, Member]] = {}
+        self._cards: dict[str, anyio.Lock] = {}
+        """One lock per card: its updates go out one at a time, each showing the question as it is then."""
+        self._send_later, self._later = anyio.create_memory_object_stream[tuple[str, Later]](FOLLOW_UPS_QUEUED)
         self._posting: dict[str, float] = {}
         """Questions whose card is being posted (by id, since when): a press may come before the delivery is kept."""
 
@@ -119,9 +128,10 @@ class TeamsChannel(Channel):
 
     async def close_out(self, question: QuestionRecord, delivery: Delivery) -> None:
         ref = TeamsRef.model_validate(delivery.ref)
-        await self.connector.update(
-            ref.service_url, ref.conversation, ref.activity_id, cards.render_outcome(question, self.names)
-        )
+        async with self._card(ref.activity_id):
+            await self.connector.update(
+                ref.service_url, ref.conversation, ref.activity_id, cards.render_outcome(question, self.names)
+            )
 
     async def remind(self, question: QuestionRecord, delivery: Delivery, route: Route) -> None:
         """A reply in the card's thread saying the question still waits (mentioning nobody)."""
@@ -133,9 +143,13 @@ class TeamsChannel(Channel):
         """Keep the actions and add how many have approved, so the next approver sees who already did."""
         ref = TeamsRef.model_validate(delivery.ref)
         note = cards.approval_note(question, needed, self.names)
-        await self.connector.update(
-            ref.service_url, ref.conversation, ref.activity_id, cards.render_question(question, note=note)
-        )
+        async with self._card(ref.activity_id):
+            current = await self.ledger.store.get_question(question.id)
+            if current is None or current.status != "pending":
+                return  # it ended meanwhile: the outcome is (or will be) on the card
+            await self.connector.update(
+                ref.service_url, ref.conversation, ref.activity_id, cards.render_question(question, note=note)
+            )
 
     async def members(self, entry: str) -> frozenset[str] | None:
         """A responders entry naming someone by another handle than the one their answers are recorded under
@@ -152,7 +166,33 @@ class TeamsChannel(Channel):
         """Serve the Bot Framework's messaging endpoint at `/teams/messages`."""
         app.router.add_post(MESSAGES_PATH, messages_handler(self.check, self.handle))
 
+    async def run(self) -> None:
+        """Show follow-ups (the next question of a request to everyone, a note in a thread) in the background, so
+        that Teams gets every activity's answer within its 5 seconds whatever the Bot Connector's pace."""
+        async with anyio.create_task_group() as group, self._later:
+            async for what, work in self._later:
+                group.start_soon(self._follow_up, what, work)
+
+    async def _follow_up(self, what: str, work: Later) -> None:
+        try:
+            with anyio.fail_after(FOLLOW_UP_SECONDS):
+                await work()
+        except Exception as failure:
+            log.warning("teams: could not %s: %s", what, failure)
+
+    def _soon(self, what: str, work: Later) -> None:
+        try:
+            self._send_later.send_nowait((what, work))
+        except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            log.warning("teams: too much to show at once; could not %s", what)
+
+    def _card(self, activity_id: str) -> anyio.Lock:
+        if len(self._cards) > PEOPLE_KEPT:
+            self._cards = {key: lock for key, lock in self._cards.items() if lock.locked()}
+        return self._cards.setdefault(activity_id, anyio.Lock())
+
     async def close(self) -> None:
+        self._send_later.close()
         await self.connector.close()
         await self.keys.close()
 
@@ -241,7 +281,7 @@ class TeamsChannel(Channel):
 
         outcome = await self.replies.answer(found[1].key, by=_recorded_as(member), how="press", read=read, found=found)
         if isinstance(outcome, Accepted) and outcome.still_open:
-            await self._update(outcome.record, found[1])
+            self._show_everyone(outcome.record, found[1])
         return self._invoke_answer(outcome) if answer_now else None
 
     async def _find(self, activity: Mapping[str, Any], press: Press) -> tuple[QuestionRecord, Delivery] | None:
@@ -289,9 +329,21 @@ class TeamsChannel(Channel):
         who = ", ".join(shown) + more if shown else "the people this question was routed to"
         return f"Only {who} may answer this question. Nothing was changed."
 
-    async def _update(self, record: QuestionRecord, delivery: Delivery) -> None:
+    def _show_everyone(self, record: QuestionRecord, delivery: Delivery) -> None:
+        """Update the card for everyone, soon, as the question is when the update goes out (the final outcome,
+        if it ended meanwhile: never a live card over an answered one)."""
         ref = TeamsRef.model_validate(delivery.ref)
-        await self.connector.update(ref.service_url, ref.conversation, ref.activity_id, cards.render_question(record))
+
+        async def update() -> None:
+            async with self._card(ref.activity_id):
+                current = await self.ledger.store.get_question(record.id)
+                if current is None:
+                    return
+                shown = cards.render_question(current) if current.status == "pending" else None
+                shown = shown or cards.render_outcome(current, self.names)
+                await self.connector.update(ref.service_url, ref.conversation, ref.activity_id, shown)
+
+        self._soon(f"update the card of {record.id}", update)
 
     async def _on_reply(self, activity: Mapping[str, Any]) -> None:
         sender = activity.get("from")
@@ -315,11 +367,15 @@ class TeamsChannel(Channel):
             found[1].key, by=_recorded_as(member), how="thread reply", read=read, found=found
         )
         if isinstance(outcome, Accepted) and outcome.still_open:
-            await self._update(outcome.record, found[1])
+            self._show_everyone(outcome.record, found[1])
         if isinstance(outcome, Unreadable):
             ref = TeamsRef.model_validate(found[1].ref)
             reply = {"type": "message", "text": outcome.reason, "textFormat": "plain"}
-            await self.connector.post(ref.service_url, ref.thread, reply)
+
+            async def explain() -> None:
+                await self.connector.post(ref.service_url, ref.thread, reply)
+
+            self._soon("say why a reply was not read", explain)
 
 
 def _recorded_as(member: Member) -> str:

@@ -130,6 +130,7 @@ async def teams_rig(
         try:
             async with anyio.create_task_group() as tasks:
                 rig = TeamsRig(fake, channel, ledger, clock, ctx, tasks, agent, waits)
+                tasks.start_soon(channel.run)
                 yield rig
                 ledger.close()  # stopping is not the agents' cancelling: their questions stay pending
                 tasks.cancel_scope.cancel()

@@ -228,3 +228,34 @@ async def test_the_conversations_the_bot_is_added_to_are_kept_for_the_listing(tm
 
 def test_a_card_activity_is_measured_as_sent() -> None:
     assert len(body_bytes({"text": "é"})) == len('{"text":"é"}'.encode())
+
+
+async def test_a_press_is_answered_at_once_while_the_update_for_everyone_waits_out_a_429(tmp_path: Path) -> None:
+    async with teams_rig(tmp_path) as rig:
+        rig.ask(choice(), plan())
+        card_id = await rig.posted()
+        rig.fake.rate_limit("PUT", retry_after="30")
+        status, body = await press(rig, card_id, ALICE, "Staging")
+        assert status == 200 and "· 2 of 2" in texts(body["value"])
+        await until(lambda: "· 2 of 2" in texts(rig.fake.card(card_id)))
+        assert rig.waits.seconds == [30.0]
+
+
+async def test_an_unreadable_thread_reply_is_told_why_in_the_thread(tmp_path: Path) -> None:
+    async with teams_rig(tmp_path) as rig:
+        asked = rig.ask(choice())
+        card_id = await rig.posted()
+        await rig.fake.send(rig.fake.reply(card_id, ALICE, "7"))
+        told = (await rig.fake.wait_for("POST", 2))[1]
+        assert "1 to 2" in told["text"] and "entities" not in told
+        assert rig.fake.history[card_id][-1]["conversation"]["id"].endswith(f";messageid={card_id}")
+        assert not asked.done.is_set()
+
+
+async def test_a_thread_reply_from_someone_not_a_responder_answers_nothing_and_says_nothing(tmp_path: Path) -> None:
+    async with teams_rig(tmp_path, {"responders": [ALICE.email]}) as rig:
+        asked = rig.ask(choice())
+        card_id = await rig.posted()
+        status, _ = await rig.fake.send(rig.fake.reply(card_id, BOB, "2"))
+        assert status == 200
+        assert not asked.done.is_set() and len(rig.fake.posted()) == 1
