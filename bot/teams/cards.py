@@ -148,7 +148,7 @@ def _words_card(record: QuestionRecord, index: int, question: AskUserQuestionIte
     }
 
 
-def _controls(record: QuestionRecord, index: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _controls(record: QuestionRecord, index: int, room: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The inputs shown in the body and the actions under it, for question `index`."""
     question = record.questions[index]
     options = question.options or []
@@ -164,7 +164,9 @@ def _controls(record: QuestionRecord, index: int) -> tuple[list[dict[str, Any]],
         ]
         return [], [*buttons, _words_card(record, index, question)]
     # Values are positions, never labels: a label may hold a comma, and a multi-select answer is "0,2".
-    choices = [{"title": clip(option.label, 200), "value": str(number)} for number, option in enumerate(options)]
+    choices = [
+        {"title": clip(option.label, _label_room(room)), "value": str(number)} for number, option in enumerate(options)
+    ]
     field = {"type": "Input.ChoiceSet", "id": INPUT_CHOICE, "choices": choices, "isRequired": True}
     field |= {"errorMessage": "Choose an option first", "style": "expanded" if len(options) <= 10 else "compact"}
     if question.multi_select:
@@ -177,16 +179,22 @@ def _head(record: QuestionRecord, verb: str) -> str:
     return f"**{clip(one_line(agent), 80)}** {verb}" if agent else f"A question for you ({verb})"
 
 
-def _options_list(question: AskUserQuestionItem, limit: int) -> list[dict[str, Any]]:
+def _options_list(question: AskUserQuestionItem, room: int) -> list[dict[str, Any]]:
+    """The options with their descriptions, numbered (replies pick by number), when any has a description."""
     options = question.options or []
     if not any(option.description and option.description.strip() for option in options):
         return []
+    described = room // 10 >= 20
     lines = [
-        f"{number}. **{clip(one_line(option.label), 200)}**"
-        + (f" — {clip(one_line(option.description), limit)}" if option.description else "")
+        f"{number}. **{clip(one_line(option.label), _label_room(room))}**"
+        + (f" — {clip(one_line(option.description), min(room // 10, 400))}" if option.description and described else "")
         for number, option in enumerate(options, start=1)
     ]
     return [text_block("\n\n".join(lines), spacing="small")]
+
+
+def _label_room(room: int) -> int:
+    return min(200, max(20, room // 20))
 
 
 def _cut_detail(detail: str, limit: int) -> str:
@@ -197,7 +205,7 @@ def _cut_detail(detail: str, limit: int) -> str:
 
 
 def _question_activity(
-    record: QuestionRecord, index: int, note: str | None, detail_limit: int, text_limit: int
+    record: QuestionRecord, index: int, note: str | None, detail_limit: int, room: int
 ) -> dict[str, Any]:
     question = record.questions[index]
     body: list[dict[str, Any]] = [text_block(_head(record, "asks"), size="small", isSubtle=True)]
@@ -209,13 +217,13 @@ def _question_activity(
             if (item := record.partial.get(q.id)) is not None
         ]
     if question.header:
-        body.append(text_block(clip(one_line(question.header), 200), weight="bolder"))
-    body.append(text_block(clip(question.question, text_limit), size="medium"))
-    body += _options_list(question, max(40, text_limit // 10))
+        body.append(text_block(clip(one_line(question.header), min(200, max(40, room // 10))), weight="bolder"))
+    body.append(text_block(clip(question.question, max(100, room)), size="medium"))
+    body += _options_list(question, room)
     if question.detail and question.detail.strip():
         detail = _cut_detail(question.detail.strip("\n"), detail_limit)
         body.append({"type": "Container", "style": "emphasis", "items": [text_block(detail, fontType="monospace")]})
-    inputs, actions = _controls(record, index)
+    inputs, actions = _controls(record, index, room)
     body += inputs
     if note:
         body.append(text_block(clip(note, 300), isSubtle=True))
@@ -223,22 +231,27 @@ def _question_activity(
     return message(card(body, actions), summary)
 
 
-def _fitted(build: Callable[[int, int], dict[str, Any]], longest: int) -> dict[str, Any]:
-    """The activity `build(detail_limit, text_limit)` makes with the most text that fits the budget."""
-    full = build(longest, longest)
+FULL_ROOM = 200_000
+"""The room a card's texts get when nothing needs cutting (more than any of them may hold)."""
+
+
+def _fitted(build: Callable[[int, int], dict[str, Any]], longest_detail: int) -> dict[str, Any]:
+    """The activity `build(detail_limit, room)` makes with the most text that fits the budget: the detail (a plan)
+    is cut first, the question's own texts only when they are too long on their own."""
+    full = build(longest_detail, FULL_ROOM)
     if fits(full):
         return full
-    low, high = 0, longest
-    while low < high:  # the longest detail that fits with the question in full
+    low, high = 0, longest_detail
+    while low < high:
         middle = (low + high + 1) // 2
-        if fits(build(middle, longest)):
+        if fits(build(middle, FULL_ROOM)):
             low = middle
         else:
             high = middle - 1
-    if fits(made := build(low, longest)):
+    if fits(made := build(low, FULL_ROOM)):
         return made
-    low, high = 200, longest
-    while low < high:  # a question text too long on its own: cut it too
+    low, high = 0, FULL_ROOM
+    while low < high:
         middle = (low + high + 1) // 2
         if fits(build(0, middle)):
             low = middle
@@ -253,8 +266,9 @@ def render_question(record: QuestionRecord, *, note: str | None = None) -> dict[
     _check(record)
     index = current_question(record)
     question = record.questions[index]
-    longest = max(len(question.detail or ""), len(question.question), 200)
-    return _fitted(lambda detail, text: _question_activity(record, index, note, detail, text), longest)
+    return _fitted(
+        lambda detail, room: _question_activity(record, index, note, detail, room), len(question.detail or "")
+    )
 
 
 # --- the outcome -----------------------------------------------------------------------------------------------------
@@ -304,7 +318,9 @@ def _outcome_activity(record: QuestionRecord, names: Names, detail_limit: int, t
     answers = {item.id: item for item in record.answer.answers} if record.answer is not None else {}
     for index, question in enumerate(record.questions):
         number = f"{index + 1}. " if len(record.questions) > 1 else ""
-        body.append(text_block(number + clip(question.header or question.question, text_limit), weight="bolder"))
+        body.append(
+            text_block(number + clip(question.header or question.question, max(100, text_limit)), weight="bolder")
+        )
         if len(record.questions) == 1 and question.detail and question.detail.strip():
             detail = _cut_detail(question.detail.strip("\n"), detail_limit)
             body.append({"type": "Container", "style": "emphasis", "items": [text_block(detail, fontType="monospace")]})
@@ -319,8 +335,8 @@ def render_outcome(record: QuestionRecord, names: Names | None = None) -> dict[s
     """The message activity once `record` ended: each question with its answer (or how it ended), who and when;
     no actions left."""
     names = names or {}
-    longest = max(max(len(q.detail or "") + len(q.question) for q in record.questions), 200)
-    return _fitted(lambda detail, text: _outcome_activity(record, names, detail, text), longest)
+    longest = max(len(q.detail or "") for q in record.questions)
+    return _fitted(lambda detail, room: _outcome_activity(record, names, detail, room), longest)
 
 
 def approval_note(record: QuestionRecord, needed: int, names: Names) -> str:
