@@ -223,7 +223,7 @@ class TeamsChannel(Channel):
 
     async def _note_conversation(self, activity: Mapping[str, Any]) -> None:
         seen = seen_in(activity)
-        if seen is not None and seen.service_url.startswith(("https://", "http://")):
+        if seen is not None and seen.service_url.startswith(("https://", "http://")) and not self.book.knows(seen):
             await anyio.to_thread.run_sync(self.book.note, seen)
 
     async def _who(self, activity: Mapping[str, Any]) -> Member | None:

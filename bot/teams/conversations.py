@@ -62,6 +62,10 @@ class ConversationBook:
         self.path = path
         self._known: dict[str, Conversation] | None = None
 
+    def knows(self, conversation: Conversation) -> bool:
+        """Whether `conversation` is kept as it is (False before the file is read: then `note` reads it)."""
+        return self._known is not None and self._known.get(conversation.conversation) == conversation
+
     def all(self) -> list[Conversation]:
         return list(self._load().values())
 
