@@ -170,6 +170,7 @@ class TeamsChannel(Channel):
         """Show follow-ups (the next question of a request to everyone, a note in a thread) in the background, so
         that Teams gets every activity's answer within its 5 seconds whatever the Bot Connector's pace."""
         async with anyio.create_task_group() as group, self._later:
+            group.start_soon(self.keys.prefetch)
             async for what, work in self._later:
                 group.start_soon(self._follow_up, what, work)
 

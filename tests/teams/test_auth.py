@@ -194,3 +194,21 @@ async def test_an_oversize_body_is_refused_before_it_is_read() -> None:
 
 def test_the_bearer_scheme_is_read_case_blind_and_the_token_trimmed() -> None:
     assert bearer("bearer  abc ") == "abc"
+
+
+async def test_the_keys_can_be_fetched_before_the_first_activity() -> None:
+    async with fake_identity() as identity:
+        keys = SigningKeys(identity.metadata_url)
+        try:
+            await keys.prefetch()
+            assert identity.fetches == {"metadata": 1, "keys": 1}
+            await keys.key(KID)
+            assert identity.fetches == {"metadata": 1, "keys": 1}
+        finally:
+            await keys.close()
+        identity.down = True
+        failing = SigningKeys(identity.metadata_url)
+        try:
+            await failing.prefetch()  # logged, not raised
+        finally:
+            await failing.close()
