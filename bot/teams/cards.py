@@ -148,6 +148,11 @@ def _words_card(record: QuestionRecord, index: int, question: AskUserQuestionIte
     }
 
 
+def _asks_for_changes(question: AskUserQuestionItem, label: str) -> bool:
+    """A plan review's own "Request changes" option: its "Request changes…" field stands for it (with the words)."""
+    return question.intent is not None and label.strip(" .…").casefold() == "request changes"
+
+
 def _controls(record: QuestionRecord, index: int, room: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The inputs shown in the body and the actions under it, for question `index`."""
     question = record.questions[index]
@@ -161,6 +166,7 @@ def _controls(record: QuestionRecord, index: int, room: int) -> tuple[list[dict[
             _execute(clip(option.label, BUTTON_TEXT), record, index, "pick", o=number)
             | ({"style": "positive"} if question.intent is not None and option.label == question.intent.approve else {})
             for number, option in enumerate(options)
+            if not _asks_for_changes(question, option.label)
         ]
         return [], [*buttons, _words_card(record, index, question)]
     # Values are positions, never labels: a label may hold a comma, and a multi-select answer is "0,2".

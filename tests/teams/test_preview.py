@@ -33,3 +33,21 @@ def test_the_multi_select_preview_is_a_choice_set_with_submit() -> None:
     card = preview.cards()["teams-preview-multi-select.json"]
     (field,) = [item for item in card["body"] if item["type"] == "Input.ChoiceSet"]
     assert field["isMultiSelect"] is True and [a["title"] for a in card["actions"]] == ["Submit", "Other…"]
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;"),
+        ('<img src=x onerror="alert(1)">', "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"),
+        ("**bold** and `code`", "<b>bold</b> and <code>code</code>"),
+        ("**<b>**", "<b>&lt;b&gt;</b>"),
+    ],
+)
+def test_nothing_from_a_card_reaches_the_page_raw(text: str, shown: str) -> None:
+    assert preview.inline(text) == shown
+
+
+def test_the_picture_shows_the_actions_of_the_card() -> None:
+    page = preview.card_to_html(preview.cards()["teams-preview-plan-review.json"])
+    assert page.count('<span class="action') == 2 and "Request changes…" in page
