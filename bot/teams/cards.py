@@ -19,6 +19,7 @@ from typing import Any
 
 from bot.errors import HandraiseError
 from bot.questions.approvals import progress
+from bot.questions.status_note import StatusNote
 from bot.store.records import QuestionRecord
 from bot.teams.connector import MAX_BODY, body_bytes
 from bot.teams.errors import TeamsErrorCode
@@ -348,6 +349,15 @@ def render_outcome(record: QuestionRecord, names: Names | None = None) -> dict[s
 def approval_note(record: QuestionRecord, needed: int, names: Names) -> str:
     """How far the approvals have come: "☑️ 1 of 2 approvals: Alice"."""
     return "☑️ " + progress(record, needed, name=lambda approval: person(approval.by, approval.via, names))
+
+
+def note_message(note: StatusNote) -> dict[str, Any]:
+    """A status note as a plain-text message: the headline and a glance at the agent's words (never a mention:
+    Teams only mentions through entities, which are never added)."""
+    text = clip(note.headline, 300)
+    if note.detail is not None:
+        text += "\n\n" + clip(note.detail, 1_000)
+    return {"type": "message", "text": text, "textFormat": "plain"}
 
 
 def reminder_text(record: QuestionRecord, count: int) -> str:

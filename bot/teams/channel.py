@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from bot.channels.base import Channel, DeliveryError, Sent
 from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
 from bot.questions.routing import Route
+from bot.questions.status_note import StatusNote
 from bot.settings.secrets import resolve_secret
 from bot.store.records import Delivery, QuestionRecord
 from bot.teams import cards
@@ -150,6 +151,26 @@ class TeamsChannel(Channel):
             await self.connector.update(
                 ref.service_url, ref.conversation, ref.activity_id, cards.render_question(question, note=note)
             )
+
+    async def post_note(self, note: StatusNote, route: Route) -> bool:
+        """A status note as plain text (so it can mention nobody) in the thread of the agent's last question in the
+        route's channel, else as a post of its own there."""
+        subscription = route.subscription
+        if not isinstance(subscription, TeamsSubscription):
+            return False
+        last = await self._last_card(note.agent.id, subscription.conversation)
+        where = last.thread if last is not None else subscription.conversation
+        await self.connector.post(subscription.service_url, where, cards.note_message(note))
+        return True
+
+    async def _last_card(self, agent: str, conversation: str) -> TeamsRef | None:
+        store = self.ledger.store
+        for record in await store.list_questions(agent_id=agent, channel=self.name, limit=1):
+            delivery = await store.get_delivery(record.id, self.name)
+            ref = TeamsRef.model_validate(delivery.ref) if delivery is not None else None
+            if ref is not None and ref.conversation == conversation:
+                return ref
+        return None
 
     async def members(self, entry: str) -> frozenset[str] | None:
         """A responders entry naming someone by another handle than the one their answers are recorded under

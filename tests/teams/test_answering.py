@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from microsoft_agents.activity import AdaptiveCardInvokeResponse
 
@@ -215,3 +216,34 @@ async def test_several_questions_are_answered_one_by_one_in_the_same_card(tmp_pa
         answer = await asked.answer()
         assert [(i.selected, i.custom) for i in answer.answers] == [(["Staging"], None), ([], "Aurora")]
         assert len(rig.fake.posted()) == 1
+
+
+async def test_two_people_pressing_at_once_one_wins_and_the_other_is_a_duplicate(tmp_path: Path) -> None:
+    async with teams_rig(tmp_path) as rig:
+        asked = rig.ask(choice())
+        card_id = await rig.posted()
+        staging = dict(action(rig.fake.card(card_id), "Staging")["data"])
+        production = dict(action(rig.fake.card(card_id), "Production")["data"])
+        results: list[tuple[int, Any]] = []
+
+        async def send(who: Person, data: dict[str, Any]) -> None:
+            results.append(await rig.fake.send(rig.fake.execute(card_id, who, data)))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(send, ALICE, staging)
+            group.start_soon(send, BOB, production)
+        answer = await asked.answer()
+        assert [status for status, _ in results] == [200, 200]
+        kinds = [e.kind for e in sync_store(rig.ledger.store).history(question_id=rig.question_id())]
+        assert kinds.count("answered") == 1 and kinds.count("duplicate") == 1
+        assert answer.answers[0].selected in (["Staging"], ["Production"])
+
+
+async def test_someone_teams_cannot_find_among_the_members_is_told_and_nothing_changes(tmp_path: Path) -> None:
+    async with teams_rig(tmp_path) as rig:
+        asked = rig.ask(choice())
+        card_id = await rig.posted()
+        stranger = Person("29:1stranger", "Stranger", "s@example.net", "dddddddd-0000-4000-8000-000000000004")
+        _, body = await press(rig, card_id, stranger, "Staging")
+        assert body["type"] == "application/vnd.microsoft.activity.message" and "who you are" in body["value"]
+        assert not asked.done.is_set()
