@@ -28,19 +28,16 @@ from bot.settings.secrets import resolve_secret
 from bot.store.records import Delivery, QuestionRecord
 from bot.teams import cards
 from bot.teams.auth import SigningKeys, TokenCheck
-from bot.teams.connector import BotToken, Connector, Member, Sleep, TeamsCallError
+from bot.teams.connector import BotToken, Connector, Sleep, TeamsCallError
 from bot.teams.conversations import ConversationBook, seen_in
 from bot.teams.incoming import MESSAGES_PATH, messages_handler
 from bot.teams.parse import Chosen, Press, action_data, decide, read_press, read_words, thread_root
+from bot.teams.people import People, recorded_as
 from bot.teams.settings import TeamsSettings, TeamsSubscription
 
 log = logging.getLogger(__name__)
 
-PEOPLE_KEPT = 10_000
-PERSON_SECONDS = 3600.0
-"""How long who a Teams id is stays known before it is looked up again."""
-LOOKUP_SECONDS = 3.0
-"""A member lookup within the 5 s Teams gives an invoke its answer."""
+CARD_LOCKS_KEPT = 10_000
 POSTING_SECONDS = 3.0
 """How long after its card is posted a press may wait for the question's delivery to be kept."""
 FOLLOW_UPS_QUEUED = 1_000
@@ -94,9 +91,8 @@ class TeamsChannel(Channel):
         self.keys = SigningKeys(settings.openid_metadata_url)
         self.check = TokenCheck(app_id, self.keys)
         self.book = ConversationBook(Path(settings.conversations_file))
-        self.names: dict[str, str] = {}
-        """How each person the channel has met is shown (by the handle answers are recorded under)."""
-        self._people: dict[str, tuple[float, Member]] = {}
+        self.people = People(self.connector)
+        self.names = self.people.names
         self._cards: dict[str, anyio.Lock] = {}
         """One lock per card: its updates go out one at a time, each showing the question as it is then."""
         self._send_later, self._later = anyio.create_memory_object_stream[tuple[str, Later]](FOLLOW_UPS_QUEUED)
@@ -175,13 +171,7 @@ class TeamsChannel(Channel):
     async def members(self, entry: str) -> frozenset[str] | None:
         """A responders entry naming someone by another handle than the one their answers are recorded under
         (their UPN or Entra object id, where the email is recorded): the people met who have that handle."""
-        wanted = entry.strip().casefold()
-        found = frozenset(
-            _recorded_as(member)
-            for _, member in self._people.values()
-            if wanted in (handle.casefold() for handle in member.handles)
-        )
-        return found or None
+        return self.people.with_handle(entry) or None
 
     def add_routes(self, app: web.Application) -> None:
         """Serve the Bot Framework's messaging endpoint at `/teams/messages`."""
@@ -209,7 +199,7 @@ class TeamsChannel(Channel):
             log.warning("teams: too much to show at once; could not %s", what)
 
     def _card(self, activity_id: str) -> anyio.Lock:
-        if len(self._cards) > PEOPLE_KEPT:
+        if len(self._cards) > CARD_LOCKS_KEPT:
             self._cards = {key: lock for key, lock in self._cards.items() if lock.locked()}
         return self._cards.setdefault(activity_id, anyio.Lock())
 
@@ -248,29 +238,6 @@ class TeamsChannel(Channel):
         if seen is not None and seen.service_url.startswith(("https://", "http://")) and not self.book.knows(seen):
             await anyio.to_thread.run_sync(self.book.note, seen)
 
-    async def _who(self, activity: Mapping[str, Any]) -> Member | None:
-        """Who sent `activity`, from the conversation's members (kept for an hour); None when Teams cannot say."""
-        sender = activity.get("from")
-        sender_id = sender.get("id") if isinstance(sender, dict) else None
-        conversation = activity.get("conversation")
-        conversation_id = conversation.get("id") if isinstance(conversation, dict) else None
-        if not isinstance(sender_id, str) or not sender_id or not isinstance(conversation_id, str):
-            return None
-        known = self._people.get(sender_id)
-        if known is not None and time.monotonic() - known[0] < PERSON_SECONDS:
-            return known[1]
-        with anyio.move_on_after(LOOKUP_SECONDS):
-            member = await self.connector.member(activity["serviceUrl"], thread_root(conversation_id)[0], sender_id)
-            if member is None:
-                return None
-            if len(self._people) >= PEOPLE_KEPT:
-                self._people.pop(next(iter(self._people)))
-            self._people[sender_id] = (time.monotonic(), member)
-            self.names[_recorded_as(member)] = member.shown
-            return member
-        log.warning("teams: looking up who %s is took too long", sender_id[:60])
-        return None
-
     def _key_of(self, activity: Mapping[str, Any]) -> str | None:
         conversation = activity.get("conversation")
         conversation_id = conversation.get("id") if isinstance(conversation, dict) else None
@@ -290,7 +257,7 @@ class TeamsChannel(Channel):
             return cards.invoke_message(GONE) if answer_now else None
         if repeat:  # the same press again: show the card as it is now, change nothing
             return cards.invoke_answer(self._card_now(found[0])) if answer_now else None
-        member = await self._who(activity)
+        member = await self.people.sender(activity)
         if member is None:
             text = "Teams could not tell handraise who you are just now; press again in a moment."
             return cards.invoke_message(text) if answer_now else None
@@ -301,7 +268,7 @@ class TeamsChannel(Channel):
                 return Answer({decision.item.id: decision.item}, partial=len(record.questions) > 1)
             return None  # a stale card: answered below with the card as it is now
 
-        outcome = await self.replies.answer(found[1].key, by=_recorded_as(member), how="press", read=read, found=found)
+        outcome = await self.replies.answer(found[1].key, by=recorded_as(member), how="press", read=read, found=found)
         if isinstance(outcome, Accepted) and outcome.still_open:
             self._show_everyone(outcome.record, found[1])
         return self._invoke_answer(outcome) if answer_now else None
@@ -375,7 +342,7 @@ class TeamsChannel(Channel):
         found = await self.replies.delivered(key) if key is not None else None
         if found is None:
             return  # people talking in a thread that is no question's
-        member = await self._who(activity)
+        member = await self.people.sender(activity)
         if member is None:
             return
         text = str(activity["text"])
@@ -386,7 +353,7 @@ class TeamsChannel(Channel):
             return Answer({item.id: item}, partial=len(record.questions) > 1)
 
         outcome = await self.replies.answer(
-            found[1].key, by=_recorded_as(member), how="thread reply", read=read, found=found
+            found[1].key, by=recorded_as(member), how="thread reply", read=read, found=found
         )
         if isinstance(outcome, Accepted) and outcome.still_open:
             self._show_everyone(outcome.record, found[1])
@@ -398,11 +365,6 @@ class TeamsChannel(Channel):
                 await self.connector.post(ref.service_url, ref.thread, reply)
 
             self._soon("say why a reply was not read", explain)
-
-
-def _recorded_as(member: Member) -> str:
-    """The handle a person's answers are recorded under: their email, else their UPN, else their object id."""
-    return member.email or member.upn or member.aad or member.id
 
 
 def _advice(failure: TeamsCallError) -> str:
