@@ -259,3 +259,33 @@ async def test_a_thread_reply_from_someone_not_a_responder_answers_nothing_and_s
         status, _ = await rig.fake.send(rig.fake.reply(card_id, BOB, "2"))
         assert status == 200
         assert not asked.done.is_set() and len(rig.fake.posted()) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "advice"),
+    [(403, "add the app to the team"), (404, "check the conversation id"), (500, "see Teams' answer")],
+)
+async def test_a_card_teams_refuses_fails_the_question_with_advice(tmp_path: Path, status: int, advice: str) -> None:
+    async with teams_rig(tmp_path) as rig:
+        rig.fake.fail("POST", status)
+        outcome = await rig.ask(choice()).result()
+        assert isinstance(outcome, UserQuestionError) and outcome.code == "DELIVERY_FAILED"
+        assert advice in outcome.message and "app-password" not in outcome.message
+
+
+async def test_a_wrong_app_password_fails_the_question_without_showing_it(tmp_path: Path) -> None:
+    async with teams_rig(tmp_path) as rig:
+        rig.channel.connector.token._password = "wrong-secret-value"
+        outcome = await rig.ask(choice()).result()
+        assert isinstance(outcome, UserQuestionError) and "check the app id and password" in outcome.message
+        assert "wrong-secret-value" not in outcome.message
+
+
+async def test_a_press_while_teams_cannot_say_who_pressed_is_answered_and_changes_nothing(tmp_path: Path) -> None:
+    async with teams_rig(tmp_path) as rig:
+        asked = rig.ask(choice())
+        card_id = await rig.posted()
+        rig.fake.fail("GET", 500)
+        status, body = await press(rig, card_id, ALICE, "Staging")
+        assert status == 200 and "press again" in body["value"]
+        assert not asked.done.is_set()
