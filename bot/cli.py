@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--header", help="a short title")
     ask.add_argument("--detail", help="supporting text, or @FILE to read it from a file")
     ask.add_argument("--plan-review", metavar="APPROVE_LABEL", help="a plan review; the option that approves")
+    ask.add_argument(
+        "--reject", metavar="REJECT_LABEL", help="with --plan-review: the option that asks for the person's words"
+    )
     ask.add_argument("--agent", help="the asking agent's id")
     ask.add_argument("--agent-name", help="the asking agent's display name")
     ask.add_argument("--label", action="append", default=[], help="an agent label key=value (repeat)")

@@ -87,6 +87,21 @@ def approve_names_no_option(question_id: str, kind: str, approve: str) -> UserQu
     )
 
 
+def reject_names_no_option(question_id: str, kind: str, reject: str) -> UserQuestionError:
+    return UserQuestionError(
+        f'question {question_id} declares intent {kind} whose reject label "{reject}" names none of its options',
+        ErrorCode.BAD_INTENT,
+    )
+
+
+def reject_is_approve(question_id: str, kind: str, label: str) -> UserQuestionError:
+    return UserQuestionError(
+        f'question {question_id} declares intent {kind} whose reject label "{label}" is also its approve label; '
+        "name the option that asks for the person's words",
+        ErrorCode.BAD_INTENT,
+    )
+
+
 def intent_without_detail(question_id: str, kind: str) -> UserQuestionError:
     return UserQuestionError(
         f"question {question_id} declares intent {kind} without the detail it reviews", ErrorCode.BAD_INTENT

@@ -60,6 +60,11 @@ class UserQuestionService:
                 continue
             if not any(option.label == intent.approve for option in question.options or ()):
                 raise errors.approve_names_no_option(question.id, intent.kind, intent.approve)
+            if intent.reject is not None:
+                if intent.reject == intent.approve:
+                    raise errors.reject_is_approve(question.id, intent.kind, intent.reject)
+                if not any(option.label == intent.reject for option in question.options or ()):
+                    raise errors.reject_names_no_option(question.id, intent.kind, intent.reject)
             if question.detail is None:
                 raise errors.intent_without_detail(question.id, intent.kind)
 

@@ -29,10 +29,16 @@ class AskUserQuestionOption(WireModel):
 
 
 class AskUserQuestionIntent(WireModel):
-    """A presentation hint: this question is a known kind of decision. `approve` names the approving label."""
+    """A presentation hint: this question is a known kind of decision. `approve` names the approving label.
+
+    `reject`, when set, names the option that asks for the person's words (e.g. "Deny…"): channels show it as their
+    free-text path in place of their own "Request changes…", so words typed come back as `custom` and none as that
+    option alone in `selected`.
+    """
 
     kind: Literal["plan-review"]
     approve: str
+    reject: str | None = None
 
 
 class AskUserQuestionItem(WireModel):
@@ -45,6 +51,11 @@ class AskUserQuestionItem(WireModel):
     options: list[AskUserQuestionOption] | None = None
     multi_select: bool = False
     intent: AskUserQuestionIntent | None = None
+
+    @property
+    def reject_label(self) -> str | None:
+        """The option that opens the free-text path (its intent's `reject`), or None: channels then offer their own."""
+        return self.intent.reject if self.intent is not None else None
 
 
 class AskUserQuestionAnswerItem(WireModel):

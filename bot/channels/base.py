@@ -152,7 +152,8 @@ class ChannelAnswerer:
         self.router = router
         self.ledger = ledger
         self._shows_outcome = type(channel).close_out is not Channel.close_out
-        channel.attach(Replies(channel, ledger, router))
+        self.replies = Replies(channel, ledger, router)
+        channel.attach(self.replies)
 
     @property
     def name(self) -> str:
@@ -242,6 +243,16 @@ class ChannelAnswerer:
             return
         if not pending.new and await store.get_delivery(pending.id, self.name) is not None:
             return  # resumed after a restart: the question is already on show
+        # Counted until recorded: a click that beats the recording waits for it instead of matching nothing.
+        in_flight = self.replies.in_flight
+        ticket = in_flight.begin()
+        try:
+            await self._send_and_record(pending, route)
+        finally:
+            in_flight.end(ticket)
+
+    async def _send_and_record(self, pending: PendingQuestion, route: Route) -> None:
+        store = self.ledger.store
         # The intent, recorded before sending: whoever finds it without a delivery knows a message may be out.
         sent: Sent | None = None
         if self.channel.sends_out and not await store.fire_once(pending.id, f"deliver:{self.name}"):

@@ -9,10 +9,14 @@ reads, keeps partial answers, lets the first valid answer win, audits refusals a
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import anyio
+
+from bot.channels.in_flight import DeliveriesInFlight, until_recorded
 from bot.errors import BotErrorCode, HandraiseError
 from bot.questions.answers import AnswerError
 from bot.questions.approvals import approval_item, progress
@@ -21,12 +25,18 @@ from bot.questions.routing import Route, Router
 from bot.store.records import Delivery, QuestionRecord
 from core import AskUserQuestionAnswerItem
 
+log = logging.getLogger(__name__)
+
 Items = Mapping[str, AskUserQuestionAnswerItem]
 
 RESPONDERS_KEY = "responders"
 """Where the base keeps, beside a channel's own delivery reference, who could answer when the question was sent."""
 APPROVALS_KEY = "approvals"
 """Likewise, how many approvals the question needed."""
+RECORDING_WAIT_SECONDS = 5.0
+"""How long an event that matches no delivery waits for its question's delivery to be recorded (a click within
+milliseconds of the post) before the person is asked to try again."""
+TRY_AGAIN = "handraise could not find this question yet; try again in a moment."
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,17 @@ class Ended:
 
 
 @dataclass(frozen=True)
+class Unmatched(Ended):
+    """An event certainly about a question (a click on one of its buttons) whose delivery was still not recorded
+    after waiting for it: nothing changed, one line is logged, and the channel tells the person `notice` (try
+    again). A channel that shows only `Ended` says "no longer open" instead."""
+
+    how: str = ""
+    key: str = ""
+    notice: ClassVar[str] = TRY_AGAIN
+
+
+@dataclass(frozen=True)
 class NotAllowed:
     """The person is not one of `responders`; nothing changed, and the refusal is in the audit log."""
 
@@ -126,6 +147,7 @@ class Noted:
 
 
 Outcome = Accepted | Ended | NotAllowed | Unreadable | Noted
+"""`Unmatched` is an `Ended` with no record."""
 
 
 # --- the base's side --------------------------------------------------------------------------------------------------
@@ -181,6 +203,11 @@ class Replies:
         self.channel = channel
         self.ledger = ledger
         self.router = router
+        self.in_flight = DeliveriesInFlight()
+        """The channel's deliveries sent but not yet recorded (the outbound base counts them)."""
+        self.recording_wait = RECORDING_WAIT_SECONDS
+        self.awaiting = 0
+        """How many events wait now for their question's delivery to be recorded."""
 
     async def delivered(self, key: str, question_id: str | None = None) -> tuple[QuestionRecord, Delivery] | None:
         """The question and delivery a reply refers to by the channel's lookup key; None when there is none (or it
@@ -189,6 +216,38 @@ class Replies:
         if found is None or (question_id is not None and found[1].question_id != question_id):
             return None
         return found
+
+    async def find(
+        self, key: str, question_id: str | None = None, *, expected: bool = True
+    ) -> tuple[QuestionRecord, Delivery] | None:
+        """Like `delivered`, but an event can beat its question's recording (a click within milliseconds of the
+        post): when nothing matches and `expected` (the event is certainly about a question, a click on one of its
+        buttons), wait up to `recording_wait` for the deliveries in flight, and with replicas for the store."""
+        found = await self.delivered(key, question_id)
+        if found is not None or not expected:
+            return found
+        self.awaiting += 1
+        try:
+            with anyio.move_on_after(self.recording_wait):
+                return await until_recorded(
+                    self.in_flight, lambda: self.delivered(key, question_id), other_processes=self.ledger.following
+                )
+        finally:
+            self.awaiting -= 1
+        return None
+
+    async def recorded(self) -> None:
+        """Wait (at most `recording_wait`) until the deliveries in flight now are recorded: for a channel that finds
+        an event's questions otherwise than by its key (Slack lists the questions open in a reply's thread)."""
+        ticket = self.in_flight.newest()
+        if ticket is None:
+            return
+        self.awaiting += 1
+        try:
+            with anyio.move_on_after(self.recording_wait):
+                await self.in_flight.ended(ticket)
+        finally:
+            self.awaiting -= 1
 
     async def responders(self, record: QuestionRecord, delivery: Delivery | None = None) -> list[str]:
         """Who may answer `record` here: the current route's responders (as the channel reads a route), or those
@@ -244,17 +303,31 @@ class Replies:
         read: Reader,
         question_id: str | None = None,
         found: tuple[QuestionRecord, Delivery] | None = None,
+        expected: bool = True,
         **detail: Any,
     ) -> Outcome:
         """Hand over one person's reply: find its question, check who they are, read it, record it.
 
         `key` is the delivery's lookup key, `by` who acted (as the channel names people), `how` what they did
         ("click", "thread reply", "mail", …) for the audit log, `detail` more for a refusal's audit entry. A channel
-        that already looked the delivery up passes it as `found`.
+        that already looked the delivery up passes it as `found`. `expected` (the default) says the event is
+        certainly about a question: one that matches none yet waits for its recording (`find`), and is `Unmatched`
+        (logged) when it never comes; pass False for an event that may be about anything (a reply to any of the
+        bot's messages), which is then `Ended(None)` at once.
         """
-        found = found or await self.delivered(key, question_id)
+        found = found or await self.find(key, question_id, expected=expected)
         if found is None:
-            return Ended(None)
+            if not expected:
+                return Ended(None)
+            log.warning(
+                "%s: a %s on %r matched no question (no delivery with that key was recorded within %gs); "
+                "the person was asked to try again",
+                self.channel.name,
+                how,
+                key,
+                self.recording_wait,
+            )
+            return Unmatched(None, how, key)
         record, delivery = found
         responders = await self.responders(record, delivery)
         if not await self.may_answer(by, responders):

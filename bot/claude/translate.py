@@ -18,7 +18,7 @@ from bot.errors import BotErrorCode, HandraiseError
 
 ASK_TOOL = "AskUserQuestion"
 PLAN_TOOL = "ExitPlanMode"
-ALLOW, DENY = "Allow", "Deny"
+ALLOW, DENY = "Allow", "Deny…"
 PERMISSION_ID = "permission"
 DETAIL_LIMIT = 6_000
 """Characters of a tool's input shown for review; a Slack section holds 3,000 and a long diff is read elsewhere."""
@@ -167,7 +167,8 @@ def pre_tool_use_answer(tool_input: dict[str, Any], answer: dict[str, Any]) -> d
 
 
 def permission_question(event: HookEvent) -> dict[str, Any]:
-    """A plan-review question: "Allow Bash?", the tool's input rendered readably as `detail`, Allow / Deny."""
+    """A plan-review question: "Allow Bash?", the tool's input rendered readably as `detail`, Allow / Deny… (the
+    option that asks for the person's reason)."""
     return {
         "id": PERMISSION_ID,
         "question": f"Allow {event.tool_name}?",
@@ -175,9 +176,9 @@ def permission_question(event: HookEvent) -> dict[str, Any]:
         "detail": describe_tool(event.tool_name, event.tool_input),
         "options": [
             {"label": ALLOW, "description": "let Claude run it"},
-            {"label": DENY, "description": "Claude is told no; or write why, and Claude reads it"},
+            {"label": DENY, "description": "Claude is told no, with your reason when you give one"},
         ],
-        "intent": {"kind": "plan-review", "approve": ALLOW},
+        "intent": {"kind": "plan-review", "approve": ALLOW, "reject": DENY},
     }
 
 

@@ -57,6 +57,10 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
         item["detail"] = _read_detail(args.detail)
     if args.plan_review:
         item["intent"] = {"kind": "plan-review", "approve": args.plan_review}
+        if args.reject:
+            item["intent"]["reject"] = args.reject
+    elif args.reject:
+        raise BadInput("--reject names a plan review's option: give --plan-review APPROVE_LABEL too")
     body: dict[str, Any] = {"questions": [item]}
     labels = agent_labels(args.agent, args.label, args.agent_name, name_flag="--agent-name")
     if args.agent:

@@ -237,7 +237,7 @@ class EmailChannel(Channel):
         match = self.binding.match(message)
         if match is None:
             return self._done(Handled("unmatched"))  # not for the bot: left untouched for humans
-        found = await self.replies.delivered(match.token)
+        found = await self.replies.find(match.token)  # a reply can beat the recording of its question's mail
         if found is None or not self.binding.verify(found[1].question_id, match.token):
             return self._done(Handled("unknown-token", detail=f"token from {match.by} matches no question"))
         record, delivery = found

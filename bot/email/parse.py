@@ -6,7 +6,8 @@ One question open:
 - multi-select: several of those, separated by commas, semicolons, "and", "&", spaces (numbers) or new lines, or
   written as a list (`-`, `*`, `•` bullets, or `1.`/`1)` numbering in front of labels); lines that are not options
   are the free-text `custom` answer that goes with them, except a lead-in line before a list ("My picks:");
-- plan-review: `approve` / `approved` (any case) is the approve label; other text asks for changes (`custom`);
+- plan-review: `approve` / `approved` (any case) is the approve label; other text asks for changes (`custom`); with a
+  reject option ("Deny…"), its word alone ("Deny") is that option and "Deny: because…" gives the reason as `custom`;
 - `skip` skips the question; any other text is the free-text answer.
 
 Several questions open: lines `N: answer`, `N. answer` or `N) answer` (N is the question's number in the mail), each
@@ -21,6 +22,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+from bot.channels.reject import read_reject_reply
 from bot.channels.replies import ReplyError
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionOption
 
@@ -94,6 +96,8 @@ def read_answer(question: AskUserQuestionItem, text: str) -> AskUserQuestionAnsw
         raise ReplyError("the answer is empty")
     if key in _SKIP:
         return AskUserQuestionAnswerItem(id=question.id, selected=[])
+    if (rejected := read_reject_reply(question, text)) is not None:
+        return rejected  # "Deny" alone, or "Deny: because…" (a plan review's reject option)
     options = list(question.options or ())
     intent = question.intent
     if intent is not None and intent.kind == "plan-review" and key.rstrip(".!") in _APPROVE:

@@ -17,6 +17,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from urllib.parse import quote
 
+from bot.channels.reject import bare
 from bot.store.records import QuestionRecord
 from core import AskUserQuestionAnswer, AskUserQuestionItem
 
@@ -63,6 +64,17 @@ def is_plan_review(question: AskUserQuestionItem) -> bool:
     return question.intent is not None and question.intent.kind == "plan-review"
 
 
+def reject_how(question: AskUserQuestionItem) -> str | None:
+    """How to use a plan review's reject option by mail ("Deny: your reason"), or None when it names none."""
+    if question.reject_label is None:
+        return None
+    word = bare(question.reject_label)
+    return (
+        f'Reply with an option\'s number or name. To {word.casefold()} with your reason, reply "{word}: " followed '
+        f'by it (the agent reads it); "{word}" alone is enough without one.'
+    )
+
+
 def _numbered(
     questions: Sequence[AskUserQuestionItem], only: Collection[str] | None
 ) -> list[tuple[int, AskUserQuestionItem]]:
@@ -105,7 +117,9 @@ def question_text(number: int | None, question: AskUserQuestionItem) -> list[str
             label = " ".join(option.label.split())
             described = f" - {' '.join(option.description.split())}" if option.description else ""
             lines.append(f"{pad}  {index}. {label}{described}")
-        if is_plan_review(question):
+        if (how := reject_how(question)) is not None:
+            lines.append(pad + how)
+        elif is_plan_review(question):
             lines.append(pad + "Reply APPROVE to approve, or write what to change.")
         else:
             lines.append(pad + "Or write your own answer.")
@@ -123,6 +137,8 @@ def answer_example(questions: Sequence[AskUserQuestionItem], only: Collection[st
 
 
 def _example_for(question: AskUserQuestionItem) -> str:
+    if question.reject_label is not None:
+        return f"{bare(question.reject_label)}: your reason"
     if is_plan_review(question):
         return "APPROVE"
     options = question.options or []
@@ -139,7 +155,13 @@ def instructions(questions: Sequence[AskUserQuestionItem], only: Collection[str]
     example = answer_example(questions, only)
     if len(numbered) == 1:
         question = numbered[0][1]
-        if is_plan_review(question):
+        if (reject := question.reject_label) is not None:
+            word = bare(reject)
+            how = (
+                f'reply with the number or the name of one option; "{word}: " and your reason to '
+                f'{word.casefold()} with words, or "{word}" alone.'
+            )
+        elif is_plan_review(question):
             how = "reply APPROVE to approve the plan, or write what should change."
         elif question.options and question.multi_select:
             how = "reply with the numbers or names of the options you pick, separated by commas or on separate lines"
@@ -237,7 +259,8 @@ def _question_html(
         parts.append(f'<p style="margin:0 0 6px 0;font-size:13px;color:{MUTED};">{hint} (click to reply):</p>')
         rows: list[str] = []
         for index, option in enumerate(options, start=1):
-            body = f"{number}: {index}" if several and number is not None else str(index)
+            said = f"{bare(option.label)}: " if option.label == question.reject_label else str(index)
+            body = f"{number}: {said}" if several and number is not None else said
             href = html.escape(mailto(reply_to, reply_subject(subject), body), quote=True)
             described = (
                 f'<br><span style="font-size:13px;color:{MUTED};">{escape_text(option.description)}</span>'
@@ -255,7 +278,9 @@ def _question_html(
             + "".join(rows)
             + "</table>"
         )
-    if is_plan_review(question):
+    if (how := reject_how(question)) is not None:
+        parts.append(f'<p style="margin:8px 0 0 0;">{escape_text(how)}</p>')
+    elif is_plan_review(question):
         parts.append(
             '<p style="margin:8px 0 0 0;">Reply <strong>APPROVE</strong> to approve, or write what to change.</p>'
         )

@@ -1,7 +1,7 @@
 """`handraise hook install|uninstall --for AGENT`: put `handraise hook AGENT` into the agent's own hooks file, or take
 it out again, leaving every other hook and setting as the person had it.
 
-Each agent's file and entry, from its hooks reference (see docs/agents-install.md):
+Each agent's file and entry, from its hooks reference (see docs/agents.md):
 
 - Claude Code: `.claude/settings.json`, `PreToolUse` [AskUserQuestion] and `PermissionRequest` [*] groups, handlers
   `{"type": "command", "command", "timeout": seconds}`.
@@ -36,8 +36,10 @@ from bot.hooks.json_file import display, read_settings
 AGENT_TIMEOUT_SECONDS = 3600
 """The agent's own limit on one hook run, written into each entry. Longer than the hook's default wait (59m40s), so
 the hook gives up first and cancels its question, rather than being killed with the question left open."""
-GEMINI_TOOLS = "^(run_shell_command|write_file|replace|web_fetch|mcp__.*)$"
-"""Gemini CLI's tools that ask before they run: the shell, writing and editing files, fetching a URL, MCP tools."""
+GEMINI_TOOLS = "^(run_shell_command|write_file|replace|web_fetch|mcp_.*)$"
+"""Gemini CLI's tools that ask before they run: the shell, writing and editing files, fetching a URL, MCP tools.
+Gemini CLI names an MCP tool `mcp_<server>_<tool>` (one underscore each side; its hooks reference says
+`mcp__<server>__<tool>`), so the prefix `mcp_` covers both spellings."""
 
 Handler = Callable[[str], dict[str, Any]]
 

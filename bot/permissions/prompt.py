@@ -87,7 +87,8 @@ def always_description(permission: Permission) -> str:
 
 
 def question(permission: Permission) -> dict[str, Any]:
-    """The one question a person sees: "Allow Bash?", the request verbatim in `detail`, three options."""
+    """The one question a person sees: "Allow Bash?", the request verbatim in `detail`, three options, "Deny…"
+    being the one that asks for the person's words."""
     return {
         "id": PERMISSION_ID,
         "question": f"Allow {permission.tool}?",
@@ -95,10 +96,12 @@ def question(permission: Permission) -> dict[str, Any]:
         "detail": permission.detail,
         "options": [
             {"label": ALLOW, "description": "just this once"},
-            {"label": DENY, "description": "the agent is told no; write why instead, and the agent reads it"},
+            {"label": DENY, "description": "the agent is told no, with your reason when you give one"},
             {"label": ALWAYS, "description": always_description(permission)},
         ],
-        "intent": {"kind": "plan-review", "approve": ALLOW},
+        # "Deny…" is each channel's words path (Slack's modal, Telegram's prompt, the inbox's field): no separate
+        # "Request changes…", and the words typed come back as `custom`, which decision_of reads as the reason.
+        "intent": {"kind": "plan-review", "approve": ALLOW, "reject": DENY},
     }
 
 

@@ -132,6 +132,7 @@ def _check_question(item: Mapping[str, Any], where: str) -> None:
     intent = item.get("intent")
     if isinstance(intent, MAPPING):
         _text(intent.get("approve"), where, ".intent.approve", MAX_LABEL)
+        _text(intent.get("reject"), where, ".intent.reject", MAX_LABEL)
     options = item.get("options")
     if not isinstance(options, list):
         return

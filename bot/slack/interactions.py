@@ -105,7 +105,10 @@ class Interactions:
                 return None
 
         key = f"{ref.channel}:{ref.ts}"
-        outcome = await self.channel.replies.answer(key, by=user, how="form", read=read, question_id=ref.question_id)
+        # A form is opened from a recorded question: nothing to wait for (and Slack wants the answer within 3 s).
+        outcome = await self.channel.replies.answer(
+            key, by=user, how="form", read=read, question_id=ref.question_id, expected=False
+        )
         if isinstance(outcome, Unreadable):
             errors = outcome.error.errors if isinstance(outcome.error, ViewErrors) else None
             await ack(response_action="errors", errors=errors or {ids.modal_text_block(0): outcome.reason})

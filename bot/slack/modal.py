@@ -1,4 +1,5 @@
-"""The free-text modal (Other…, Answer…, Request changes…) and the notices a modal can turn into. Pure: no I/O.
+"""The free-text modal (Other…, Answer…, Request changes…, a plan review's "Deny…") and the notices a modal can
+turn into. Pure: no I/O.
 
 One question: a text box (plus its checkboxes or menu when it is multi-select, since words then add to the choice).
 Several questions: the whole batch as a form, prefilled with the user's choices in the message, so that the modal's
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bot.channels.reject import bare, words_label
 from bot.slack import ids
 from bot.slack.blocks import (
     MAX_INPUT_LABEL,
@@ -32,7 +34,17 @@ View = dict[str, Any]
 
 
 def modal_title(question: AskUserQuestionItem) -> str:
+    if question.reject_label is not None:
+        return question.reject_label
     return "Request changes" if question.intent is not None else "Answer"
+
+
+def rejects_alone(record: QuestionRecord) -> bool:
+    """Whether the modal is a lone question's reject path ("Deny…"): its words are optional, and sending it
+    without any is the reject option itself."""
+    return (
+        not is_batch(record) and not record.questions[0].multi_select and record.questions[0].reject_label is not None
+    )
 
 
 def _text_input(index: int, label: str, *, optional: bool, focus: bool, placeholder: str) -> Block:
@@ -94,6 +106,10 @@ def render_answer_modal(
     for index, question in enumerate(record.questions):
         blocks.append(_asked(question, index, batch=batch))
         here = index == focus
+        if not batch and not question.multi_select and question.reject_label is not None:
+            label, placeholder = words_label(question.reject_label), "Your reason, which the agent reads"
+            blocks.append(_text_input(index, label, optional=True, focus=True, placeholder=placeholder))
+            continue
         if not batch and not question.multi_select:
             label = "What should change?" if question.intent is not None else "Your answer"
             blocks.append(_text_input(index, label, optional=False, focus=True, placeholder="Write your answer"))
@@ -102,7 +118,7 @@ def render_answer_modal(
             blocks.append(_choice_input(question, index, chosen.get(index, ())))
         label = "Or in your own words" if question.options else "Your answer"
         if question.intent is not None:
-            label = "What should change?"
+            label = words_label(question.reject_label) if question.reject_label else "What should change?"
         blocks.append(_text_input(index, label, optional=True, focus=here, placeholder="Optional"))
     if len(blocks) > MAX_MODAL_BLOCKS:
         raise RenderError(f"{len(record.questions)} questions do not fit in one Slack modal")
@@ -111,7 +127,9 @@ def render_answer_modal(
         "callback_id": ids.MODAL_CALLBACK,
         "private_metadata": ref.dump(),
         "title": plain(modal_title(record.questions[focus]), MAX_MODAL_TITLE),
-        "submit": plain("Send", MAX_MODAL_BUTTON),
+        "submit": plain(
+            bare(record.questions[0].reject_label or "") if rejects_alone(record) else "Send", MAX_MODAL_BUTTON
+        ),
         "close": plain("Cancel", MAX_MODAL_BUTTON),
         "blocks": blocks,
     }

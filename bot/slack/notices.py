@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from bot.channels.replies import Accepted, Ended, NotAllowed, Outcome, Unreadable
+from bot.channels.replies import Accepted, Ended, NotAllowed, Outcome, Unmatched, Unreadable
 from bot.slack.render import approval_progress, refusal_notice, resolved_notice
 from bot.slack.transport import SlackCallError, SlackTransport
 
@@ -16,6 +16,8 @@ CLOSED = "This question is no longer open in handraise."
 
 def notice(outcome: Outcome) -> str | None:
     """What the person is told privately about their reply; None when the message update says it all."""
+    if isinstance(outcome, Unmatched):
+        return outcome.notice
     if isinstance(outcome, Ended):
         return resolved_notice(outcome.record) if outcome.record else CLOSED
     if isinstance(outcome, NotAllowed):

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.channels.reject import read_reject_reply, reject_item
 from bot.channels.replies import ReplyError
 from bot.errors import BotErrorCode, HandraiseError
 from bot.slack import ids
@@ -236,6 +237,10 @@ def read_modal_answer(values: Mapping[str, Any], questions: Sequence[AskUserQues
         items[question.id] = AskUserQuestionAnswerItem(
             id=question.id, selected=list(dict.fromkeys(labels)), custom=custom
         )
+        reject = question.reject_label
+        if reject is not None and len(questions) == 1 and not question.multi_select and not labels:
+            # The lone "Deny…" form: words are the reason; sent empty, it is the plain reject option.
+            items[question.id] = reject_item(question, reject, custom)
     if not any(item.selected or item.custom for item in items.values()):
         raise ViewErrors({ids.modal_text_block(0): "Write an answer (or choose an option) before sending."})
     return items
@@ -292,6 +297,8 @@ def _reply_item(text: str, question: AskUserQuestionItem) -> AskUserQuestionAnsw
     options = question.options or []
     if not text:
         raise ReplyError("That reply is empty; write your answer, or reply with an option's number.")
+    if (rejected := read_reject_reply(question, text)) is not None:
+        return rejected
     labels = _by_label(text, question) if options else None
     if labels is not None:
         return AskUserQuestionAnswerItem(id=question.id, selected=labels)

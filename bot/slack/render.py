@@ -2,7 +2,8 @@
 
 One question with a single choice is answered by one click (buttons, a radio group or a menu). Several questions in
 one request, and multi-select questions, are answered with selections that Slack keeps per user in the message until
-Submit. Every question offers a free-text path (Other…, Answer…, Request changes…) through a modal, see `modal.py`.
+Submit. Every question offers a free-text path (Other…, Answer…, Request changes…, or a plan review's reject option
+such as "Deny…") through a modal, see `modal.py`.
 """
 
 from __future__ import annotations
@@ -111,6 +112,9 @@ def control_for(question: AskUserQuestionItem, *, batch: bool) -> Control:
 
 
 def text_button_label(question: AskUserQuestionItem) -> str:
+    """The free-text button: a plan review's reject option (e.g. "Deny…") when it names one."""
+    if question.reject_label is not None:
+        return question.reject_label
     if question.intent is not None:
         return "Request changes…"
     return "Other…" if question.options else "Answer…"
@@ -160,7 +164,10 @@ def _control_blocks(question: AskUserQuestionItem, index: int, *, batch: bool) -
         elements = [other]
     elif control == "buttons":
         elements = [
-            _button(
+            # The reject option is the free-text button itself, where the option stands: one button, not two.
+            other
+            if option.label == question.reject_label
+            else _button(
                 option.label,
                 ids.pick(index, o),
                 ids.option_value(o),
@@ -168,7 +175,8 @@ def _control_blocks(question: AskUserQuestionItem, index: int, *, batch: bool) -
             )
             for o, option in enumerate(question.options or ())
         ]
-        elements.append(other)
+        if question.reject_label is None:
+            elements.append(other)
     else:
         at_once = answers_at_once(question, batch=batch)
         action_id = ids.choose(index) if at_once else ids.hold(index)

@@ -35,13 +35,16 @@ class ThreadReplies:
             return
         assert isinstance(channel, str) and isinstance(user, str) and isinstance(text, str)
         ledger = self.channel.ledger
-        if isinstance(thread_ts, str) and thread_ts != ts:
+        in_thread = isinstance(thread_ts, str) and thread_ts != ts
+        if not in_thread and event.get("channel_type") != "im":
+            return  # a message in a channel, not in one of our threads
+        # A reply can beat the recording of the question it answers (an automation replying at once).
+        await self.channel.replies.recorded()
+        if isinstance(thread_ts, str) and in_thread:
             open_here = await self.threads.open_in(ledger, channel, thread_ts)
-        elif event.get("channel_type") == "im":
+        else:
             # In a DM people just reply, without opening the question's thread.
             open_here = await self.threads.open_in_conversation(ledger, channel)
-        else:
-            return  # a message in a channel, not in one of our threads
         # A reply posted before a question was meant for an earlier one, however late Slack delivers it.
         open_here = [found for found in open_here if posted_after(ts, found[2].ts)]
         if not open_here:

@@ -18,7 +18,7 @@ from aiohttp import web
 from telegram import Bot, CallbackQuery, Message, Update, User
 
 from bot.channels.base import Channel, DeliveryError, Sent
-from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
+from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unmatched, Unreadable
 from bot.questions.routing import Route
 from bot.questions.status_note import StatusNote
 from bot.settings.secrets import resolve_secret
@@ -43,6 +43,7 @@ from bot.telegram.render import (
     current_question,
     ended_notice,
     escape,
+    prompt_placeholder,
     prompt_text,
     refusal,
     render_outcome,
@@ -99,6 +100,7 @@ class TelegramChannel(Channel):
         self.topics = topics(self.name)
         self.names: dict[str, str] = {}
         self._notes = NotePoster(self, self.transport, self.topics)
+        self._handling = updates.Handling()
 
     # --- the shared base's side ----------------------------------------------------------------------------------
 
@@ -187,16 +189,32 @@ class TelegramChannel(Channel):
         """Serve Telegram's webhook at `/telegram/webhook` (webhook mode)."""
         if self.settings.mode == "webhook" and self.webhook_secret is not None:
             app.router.add_post(
-                updates.WEBHOOK_PATH, updates.webhook_handler(self.transport.bot, self.webhook_secret, self.handle)
+                updates.WEBHOOK_PATH,
+                updates.webhook_handler(self.transport.bot, self.webhook_secret, self.handle, self._handling),
             )
 
     async def close(self) -> None:
+        """Finish the updates being handled (their taps recorded and acknowledged), then close the connection."""
+        await self._handling.stop()
         await self.transport.close()
 
     # --- updates -------------------------------------------------------------------------------------------------
 
     async def handle(self, update: Update) -> None:
-        """Act on one update, once: a re-delivery (after a restart, a webhook retry) is recognised by its id."""
+        """Act on one update, once: a re-delivery (after a restart, a webhook retry) is recognised by its id.
+
+        Once its id is kept, an update is finished whatever happens meanwhile: serve stopping does not cut a tap
+        between recording it and acknowledging it (answerCallbackQuery), nor leave it marked seen but not acted on.
+        """
+        with self._handling.one(), anyio.CancelScope(shield=True):
+            with anyio.move_on_after(updates.FINISH_SECONDS) as bounded:
+                await self._handle_once(update)
+            if bounded.cancelled_caught:
+                log.warning(
+                    "telegram: update %s took over %gs; gave up on it", update.update_id, updates.FINISH_SECONDS
+                )
+
+    async def _handle_once(self, update: Update) -> None:
         if not await self.ledger.store.first_sight(self.name, str(update.update_id), now=self.ledger.clock.now()):
             return
         try:
@@ -259,7 +277,11 @@ class TelegramChannel(Channel):
             name = escape(self.names.get(str(query.from_user.id), ""))
             mention = f'<a href="tg://user?id={query.from_user.id}">{name or "You"}</a>, '
             await self.transport.send(
-                chat_id, mention + prompt, topic=topic, reply_to=message_id, force_reply="Your answer"
+                chat_id,
+                mention + prompt,
+                topic=topic,
+                reply_to=message_id,
+                force_reply=prompt_placeholder(record.questions[decision.index]),
             )
             await self.transport.answer_tap(query.id, "Reply to the message the bot just sent.")
         elif isinstance(decision, Stale):
@@ -273,6 +295,8 @@ class TelegramChannel(Channel):
         """What the person is told about their tap or reply, and whether it needs their attention (an alert)."""
         if isinstance(outcome, NotAllowed):
             return refusal(outcome.responders, self.names), True
+        if isinstance(outcome, Unmatched):
+            return outcome.notice, True
         if isinstance(outcome, Ended):
             return ended_notice(outcome.record, self.names), True
         if isinstance(outcome, Unreadable):
@@ -307,10 +331,13 @@ class TelegramChannel(Channel):
             item = read_words(text, record.questions[index])
             return Answer({item.id: item}, partial=len(record.questions) > 1)
 
-        outcome = await self.replies.answer(message_key(chat_id, message_id), by=person, how="reply", read=read)
+        # A reply to a question (its buttons are ours) may beat the question's recording; one to a notice may not.
+        expected = named is not None or keys.shows_our_keyboard(replied.reply_markup)
+        key = message_key(chat_id, message_id)
+        outcome = await self.replies.answer(key, by=person, how="reply", read=read, expected=expected)
         if isinstance(outcome, Accepted) and outcome.still_open:
             await self._next_question(outcome.record, chat_id, message_id)
-        if isinstance(outcome, Ended) and outcome.record is None:
+        if isinstance(outcome, Ended) and outcome.record is None and not isinstance(outcome, Unmatched):
             return  # a reply to some other message of the bot's (a notice): nothing to say
         notice, _ = self._notice(outcome)
         if notice is not None and not (isinstance(outcome, Accepted) and outcome.complete):

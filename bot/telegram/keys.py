@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from telegram import InlineKeyboardMarkup
 
 MAX_CALLBACK_BYTES = 64
 MAX_OPTIONS = 60
@@ -74,3 +77,10 @@ def read_tap(data: object) -> Tap | None:
 def selected(mask: int, count: int) -> list[int]:
     """The option positions set in `mask`, among the first `count`."""
     return [index for index in range(count) if mask >> index & 1]
+
+
+def shows_our_keyboard(markup: InlineKeyboardMarkup | None) -> bool:
+    """Whether a message's keyboard has one of our buttons: the message is a question's, not a notice's."""
+    if markup is None:
+        return False
+    return any(read_tap(button.callback_data) is not None for row in markup.inline_keyboard for button in row)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.channels.reject import read_reject_reply
 from bot.channels.replies import ReplyError
 from bot.store.records import QuestionRecord
 from bot.telegram import keys
@@ -86,6 +87,8 @@ def read_words(text: str, question: AskUserQuestionItem) -> AskUserQuestionAnswe
         raise ReplyError("The reply is empty; write your answer in words, or tap an option.")
     if len(text) > MAX_REPLY:
         raise ReplyError(f"The reply is longer than {MAX_REPLY} characters; send a shorter answer.")
+    if (rejected := read_reject_reply(question, words)) is not None:
+        return rejected  # "Deny" alone, or "Deny: because…"
     options = question.options or []
     labels = [option.label for option in options]
     if options and _NUMBERS.fullmatch(words):

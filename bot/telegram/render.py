@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot.channels.reject import bare
 from bot.errors import HandraiseError
 from bot.questions.approvals import progress
 from bot.store.records import QuestionRecord
@@ -130,6 +131,8 @@ def current_question(record: QuestionRecord) -> int:
 
 
 def write_label(question: AskUserQuestionItem) -> str:
+    if question.reject_label is not None:
+        return question.reject_label
     if question.intent is not None:
         return "✏️ Request changes in words…"
     return "✏️ Other…" if question.options else "✏️ Answer…"
@@ -258,13 +261,17 @@ def _buttons(question: AskUserQuestionItem, index: int, mask: int) -> list[list[
         if question.multi_select:
             ticked = bool(mask >> number & 1)
             rows.append([(f"{TICK} {shown}" if ticked else shown, keys.toggle(index, number, mask))])
+        elif option.label == question.reject_label:
+            # The reject option ("Deny…") is the words path itself, where the option stands: no second button.
+            rows.append([(shown, keys.write(index))])
         else:
             approve = question.intent is not None and option.label == question.intent.approve
             rows.append([(f"✅ {shown}" if approve else shown, keys.pick(index, number))])
     if question.multi_select and options:
         count = len(keys.selected(mask, len(options)))
         rows.append([(f"Submit ({count} chosen)" if count else "Submit (none chosen)", keys.submit(index, mask))])
-    rows.append([(write_label(question), keys.write(index))])
+    if question.reject_label is None or question.multi_select:
+        rows.append([(write_label(question), keys.write(index))])
     return rows
 
 
@@ -290,6 +297,8 @@ def render_question(
             blocks.append(f"<blockquote expandable>{code_spans(escape(question.detail.strip(chr(10))))}</blockquote>")
     if question.multi_select and question.options:
         hint = "Tick the options that apply, then Submit · or reply to this message in your own words"
+    elif question.options and question.reject_label is not None:
+        hint = f"Tap an option · {question.reject_label} asks for your reason (optional)"
     elif question.options:
         hint = "Tap an option · or reply to this message in your own words"
     else:
@@ -372,8 +381,20 @@ def prompt_text(record: QuestionRecord, index: int, message_id: int) -> str:
     a reply to the prompt finds its question after a restart too (it is read back only from the bot's own message)."""
     question = record.questions[index]
     asked = escape_clipped(one_line(question.header or question.question), 300)
+    ref = f"\nref {message_id}/{index + 1}"
+    if (reject := question.reject_label) is not None and not question.multi_select:
+        word = escape(bare(reject))
+        return (
+            f"✏️ {escape(reject)} <i>{asked}</i>\nReply to this message with your reason, which the agent reads, "
+            f"or with just “{word}” to {word.casefold()} without one.{ref}"
+        )
     what = "the changes you want" if question.intent is not None else "your answer"
-    return f"✏️ Reply to this message with {what} to: <i>{asked}</i>\nref {message_id}/{index + 1}"
+    return f"✏️ Reply to this message with {what} to: <i>{asked}</i>{ref}"
+
+
+def prompt_placeholder(question: AskUserQuestionItem) -> str:
+    """The grey text in the reply box the prompt opens."""
+    return "Your reason (optional)" if question.reject_label is not None else "Your answer"
 
 
 # --- what people are told ---------------------------------------------------------------------------------------------

@@ -9,9 +9,11 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 
 import anyio
+import anyio.lowlevel
 from aiohttp import web
 from telegram import Bot, Update
 
@@ -26,18 +28,58 @@ MAX_BODY = 1 << 20
 POLL_PAUSE = 5.0
 """How long polling rests after Telegram could not be reached (the transport has already retried)."""
 
+FINISH_SECONDS = 60.0
+"""How long an update begun may take to finish (recorded, then acknowledged) once serve is stopping."""
+
 Handle = Callable[[Update], Awaitable[None]]
+
+
+class Handling:
+    """The updates being acted on now. Stopping waits for them, so that a tap begun is recorded and acknowledged
+    before the program exits; an update that arrives once stopping has begun is turned away unread (the webhook
+    answers 503), so Telegram sends it again to the next process instead of it being lost half-done."""
+
+    def __init__(self) -> None:
+        self.stopping = False
+        self._count = 0
+        self._idle: anyio.Event | None = None
+
+    @contextmanager
+    def one(self) -> Iterator[None]:
+        self._count += 1
+        try:
+            yield
+        finally:
+            self._count -= 1
+            if self._count == 0 and self._idle is not None:
+                self._idle.set()
+
+    async def stop(self, seconds: float = FINISH_SECONDS) -> None:
+        """Turn new updates away and wait (at most `seconds`) for those begun to finish."""
+        self.stopping = True
+        if self._count == 0:
+            return
+        log.info("telegram: stopping; finishing %d update(s) begun, turning new ones away", self._count)
+        self._idle = anyio.Event()
+        with anyio.move_on_after(seconds):
+            await self._idle.wait()
+        if self._count:
+            log.warning("telegram: stopped with %d update(s) still being handled after %gs", self._count, seconds)
 
 
 async def poll(transport: TelegramTransport, handle: Handle, poll_seconds: int) -> None:
     """Long-poll getUpdates for as long as the task runs, handing each update to `handle` in order.
 
     Asking with `offset` = the last id + 1 confirms everything before it, so Telegram drops it; an update handled
-    but not yet confirmed when the program stops comes again after a restart, and `handle` recognises it.
+    but not yet confirmed when the program stops comes again after a restart, and `handle` recognises it. Stopping
+    lets the update being handled finish (`handle` shields it) and leaves the rest of the batch unconfirmed, so
+    Telegram sends them again.
     """
     await keep_trying(transport, transport.delete_webhook, "start polling")
     offset: int | None = None
     while True:
+        # Stopping after an update was finished: a getUpdates sent now would go out before the cancel lands.
+        await anyio.lowlevel.checkpoint_if_cancelled()
         try:
             batch = await transport.updates(offset, poll_seconds)
         except TelegramCallError as failure:
@@ -45,6 +87,7 @@ async def poll(transport: TelegramTransport, handle: Handle, poll_seconds: int) 
             await transport.sleep(POLL_PAUSE)
             continue
         for update in batch:
+            await anyio.lowlevel.checkpoint_if_cancelled()  # stopping: begin no more of the batch
             offset = update.update_id + 1
             await handle(update)
 
@@ -76,7 +119,9 @@ def _too_large() -> web.Response:
     return web.json_response({"ok": False, "error": "too large"}, status=413)
 
 
-def webhook_handler(bot: Bot, secret: str, handle: Handle) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+def webhook_handler(
+    bot: Bot, secret: str, handle: Handle, handling: Handling
+) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     """The aiohttp handler for `/telegram/webhook`."""
     expected = secret.encode()
 
@@ -84,6 +129,9 @@ def webhook_handler(bot: Bot, secret: str, handle: Handle) -> Callable[[web.Requ
         given = request.headers.get(SECRET_HEADER, "").encode("utf-8", "replace")
         if not hmac.compare_digest(given, expected):
             return web.json_response({"ok": False, "error": "bad secret token"}, status=401)
+        if handling.stopping:
+            # Not read, not recorded: Telegram keeps it and posts it again (to the next process, after a restart).
+            return web.json_response({"ok": False, "error": "stopping"}, status=503)
         if request.content_length is not None and request.content_length > MAX_BODY:
             return _too_large()
         body = await request.content.read(MAX_BODY + 1)
@@ -92,10 +140,9 @@ def webhook_handler(bot: Bot, secret: str, handle: Handle) -> Callable[[web.Requ
         update = read_update(body, bot)
         if update is None:
             return web.json_response({"ok": False, "error": "not a Telegram update"}, status=400)
-        # Telegram re-sends an update until it gets a 2xx; the update is handled before the answer, and a
-        # re-sent one is recognised by its id.
-        with anyio.CancelScope(shield=True):
-            await handle(update)
+        # Telegram re-sends an update until it gets a 2xx: the update is handled (recorded, acknowledged) before
+        # the answer, even when serve stops meanwhile (`handle` shields it), and a re-sent one is recognised by its id.
+        await handle(update)
         return web.json_response({"ok": True})
 
     return receive

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from bot.channels.reject import reject_item
 from bot.channels.replies import is_allowed
 from bot.errors import HandraiseError
 from bot.web.errors import WebErrorCode
@@ -89,6 +90,9 @@ def _parse_item(index: int, question: AskUserQuestionItem, form: FormData) -> As
         else:
             raise FormError(f"{_name(question)}: that choice is not one of its options; reload the page.")
     plan_review = question.intent is not None
+    reject = question.reject_label if not question.multi_select else None
+    if wants_text and reject is not None and not selected:
+        return reject_item(question, reject, text)  # "Deny…" with the reason typed, or a plain deny without one
     if wants_text and not text:
         what = "say what should change" if plan_review else "write your answer in Other"
         raise FormError(f"{_name(question)}: {what}, or pick one of the options.")
@@ -101,7 +105,7 @@ def _parse_item(index: int, question: AskUserQuestionItem, form: FormData) -> As
         if plan_review:
             raise FormError(
                 f"{_name(question)}: you wrote changes but chose {selected[0]}; clear the text to choose "
-                f"{selected[0]}, or press Request changes."
+                f"{selected[0]}, or press {reject or 'Request changes'}."
             )
         raise FormError(f"{_name(question)}: you chose {selected[0]} and also wrote an answer; keep just one.")
     return AskUserQuestionAnswerItem(id=question.id, selected=selected, custom=text or None)

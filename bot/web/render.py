@@ -12,6 +12,7 @@ from datetime import datetime
 from html import escape
 from types import MappingProxyType
 
+from bot.channels.reject import words_label
 from bot.store.records import AuditEvent, QuestionRecord
 from bot.web.forms import OTHER, SKIP, FormData, choice_field, first, other_field
 from bot.web.markdown import render_markdown
@@ -235,7 +236,14 @@ def _question(
     typed = escape(first(values, other_field(index)) or "")
     chosen = set(values.get(choice_field(index)) or ())
     text_name = escape(other_field(index))
-    if buttons:  # a lone plan review: its options are the form's buttons; only the changes text is a field
+    reject = item.reject_label if not item.multi_select else None
+    if buttons and reject is not None:  # its reject option ("Deny…") is the button that sends these words
+        parts.append(
+            f'<label class="field-label" for="{prefix}-other">{escape(words_label(reject))}</label>'
+            f'<textarea id="{prefix}-other" name="{text_name}" rows="3" '
+            f'placeholder="Your reason, which the agent reads. Then press {escape(reject)}">{typed}</textarea>'
+        )
+    elif buttons:  # a lone plan review: its options are the form's buttons; only the changes text is a field
         parts.append(
             f'<label class="field-label" for="{prefix}-other">Request changes</label>'
             f'<textarea id="{prefix}-other" name="{text_name}" rows="3" '
@@ -251,6 +259,8 @@ def _question(
         name = escape(choice_field(index))
         parts.append(f'<div class="options" role="{"group" if item.multi_select else "radiogroup"}">')
         for number, option in enumerate(item.options):
+            if option.label == reject:
+                continue  # shown as the words choice below, in place of "Request changes"
             check = " checked" if str(number) in chosen else ""
             primary = " approve" if item.intent is not None and option.label == item.intent.approve else ""
             description = f'<span class="desc">{escape(option.description)}</span>' if option.description else ""
@@ -259,13 +269,16 @@ def _question(
                 f'value="{number}"{check}><label for="{prefix}-o{number}"><span class="label-text">'
                 f"{escape(option.label)}</span>{description}</label></div>"
             )
-        other_word = "Request changes" if item.intent is not None else "Other"
+        other_word = reject or ("Request changes" if item.intent is not None else "Other")
+        placeholder = (
+            "Your reason (optional)" if reject else "What should change?" if item.intent else "Your own answer"
+        )
         check = " checked" if OTHER in chosen else ""
         parts.append(
             f'<div class="option other"><input type="{kind}" id="{prefix}-o-other" name="{name}" value="{OTHER}"'
-            f'{check}><label for="{prefix}-o-other"><span class="label-text">{other_word}</span></label>'
+            f'{check}><label for="{prefix}-o-other"><span class="label-text">{escape(other_word)}</span></label>'
             f'<textarea id="{prefix}-other" name="{text_name}" rows="1" aria-labelledby="{prefix}-o-other" '
-            f'placeholder="{"What should change?" if item.intent else "Your own answer"}" data-other-for='
+            f'placeholder="{placeholder}" data-other-for='
             f'"{prefix}-o-other">{typed}</textarea></div></div>'
         )
     if item.multi_select and item.options:
@@ -297,12 +310,17 @@ def _plan_actions(item: AskUserQuestionItem) -> str:
     for number, option in enumerate(item.options or ()):
         approve = item.intent is not None and option.label == item.intent.approve
         style = "primary approve" if approve else "secondary"
-        button = f'<button type="submit" name="{name}" value="{number}" class="{style}">{escape(option.label)}</button>'
+        # The reject option ("Deny…") sends the words field, where the option stands: no separate Request changes.
+        value = OTHER if option.label == item.reject_label else str(number)
+        button = f'<button type="submit" name="{name}" value="{value}" class="{style}">{escape(option.label)}</button>'
         if approve:
             buttons.insert(0, button)
         else:
             buttons.append(button)
-    buttons.insert(1, f'<button type="submit" name="{name}" value="{OTHER}" class="secondary">Request changes</button>')
+    if item.reject_label is None:
+        buttons.insert(
+            1, f'<button type="submit" name="{name}" value="{OTHER}" class="secondary">Request changes</button>'
+        )
     buttons.append(f'<button type="submit" name="action" value="{SKIP}" class="quiet">Skip</button>')
     notes = "".join(
         f'<li><span class="label-text">{escape(option.label)}</span> {escape(option.description)}</li>'

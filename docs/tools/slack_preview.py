@@ -6,10 +6,12 @@ It draws the block types handraise posts — header, section (text, fields, acce
 text is HTML-escaped; nothing from the message reaches the page raw. Anything else shows a visible "unsupported"
 placeholder, which the tests look for.
 
-`main()` renders docs/slack-preview-plan-review.json to docs/slack-message.png and docs/slack-preview-answered.json
-to docs/slack-answered.png with Playwright driving Debian's chromium:
+`main()` renders docs/slack-preview-plan-review.json to docs/slack-message.png, docs/slack-preview-answered.json
+to docs/slack-answered.png and docs/slack-preview-permission.json to docs/slack-permission.png with Playwright
+driving Debian's chromium (tests/slack/test_snapshots.py keeps the JSON equal to what the code renders; after a
+change, `HANDRAISE_UPDATE_SNAPSHOTS=1 uv run pytest tests/slack/test_snapshots.py`, then this):
 
-    uv run python docs/tools/slack_preview.py                 # both README images
+    uv run python docs/tools/slack_preview.py                 # all three docs images
     uv run python docs/tools/slack_preview.py IN.json OUT.png # any other message (OUT.html writes the page instead)
 """
 

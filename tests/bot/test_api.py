@@ -79,6 +79,17 @@ async def test_an_agent_is_routed_and_recorded(tmp_path: Path) -> None:
     assert (status, refused["error"]["code"]) == (422, "NO_PROVIDER")
 
 
+def _plan_review(intent: dict[str, str]) -> dict[str, Any]:
+    options = [{"label": "Approve"}, {"label": "Revise…"}]
+    return {
+        "id": "p",
+        "question": "Plan ok?",
+        "detail": "1. x",
+        "options": options,
+        "intent": {"kind": "plan-review"} | intent,
+    }
+
+
 @pytest.mark.parametrize(
     ("body", "status", "code", "message"),
     [
@@ -98,6 +109,25 @@ async def test_an_agent_is_routed_and_recorded(tmp_path: Path) -> None:
             422,
             "BAD_INTENT",
             'question p declares intent plan-review whose approve label "Ship" names none of its options',
+        ),
+        (
+            {"questions": [_plan_review({"approve": "Approve", "reject": "Deny…"})]},
+            422,
+            "BAD_INTENT",
+            'question p declares intent plan-review whose reject label "Deny…" names none of its options',
+        ),
+        (
+            {"questions": [_plan_review({"approve": "Approve", "reject": "Approve"})]},
+            422,
+            "BAD_INTENT",
+            'question p declares intent plan-review whose reject label "Approve" is also its approve label; '
+            "name the option that asks for the person's words",
+        ),
+        (
+            {"questions": [_plan_review({"approve": "Approve", "reject": "Deny\u0007"})]},
+            422,
+            "BAD_REQUEST",
+            "questions[0].intent.reject: contains the control character U+0007; it must be one line of plain text",
         ),
         ({"questions": [{"id": "a"}]}, 422, "BAD_REQUEST", "questions[0].question: Field required"),
         ({"questions": [], "extra": 1}, 422, "BAD_REQUEST", "extra: Extra inputs are not permitted"),

@@ -56,10 +56,12 @@ async def test_ask_sends_every_flag(tmp_path: Path) -> None:
     detail.write_text("1. migrate\n2. deploy")
     record = None
     async with program(config_for(tmp_path)) as (running, _), anyio.create_task_group() as group:
-        argv = ["ask", "Approve?", "-o", "Approve", "-o", "Revise", "--header", "Plan", "--detail", f"@{detail}"]
+        argv = ["ask", "Approve?", "-o", "Approve", "-o", "Revise…", "--header", "Plan", "--detail", f"@{detail}"]
         argv += [
             "--plan-review",
             "Approve",
+            "--reject",
+            "Revise…",
             "--agent",
             "deploy-7",
             "--label",
@@ -75,6 +77,7 @@ async def test_ask_sends_every_flag(tmp_path: Path) -> None:
     item = record.questions[0]
     assert item.intent is not None
     assert (item.header, item.detail, item.intent.approve) == ("Plan", "1. migrate\n2. deploy", "Approve")
+    assert item.intent.reject == "Revise…"
     assert (record.agent.id, record.agent.labels) == ("deploy-7", {"team": "infra"})
 
 
@@ -93,6 +96,7 @@ async def test_ask_with_no_answerer_exits_4(tmp_path: Path, capsys: pytest.Captu
         (["--json", "/nonexistent.json"], "--json /nonexistent.json"),
         (["Q?", "--timeout", "soon"], "not a duration"),
         (["Q?", "--agent", "a", "--label", "novalue"], "--label 'novalue': write it as key=value"),
+        (["Q?", "-o", "Go", "-o", "No…", "--reject", "No…"], "--reject names a plan review's option"),
         # The server's own limits, checked before sending (the server here is unreachable: exit 5 if it were asked).
         (["Q?", "-o", "Yes", "-o", "yes"], 'questions[0].options[1].label: duplicate label "yes"'),
         (["Deploy\x00?"], "questions[0].question: contains the control character U+0000"),

@@ -7,7 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Replies, Unreadable, is_allowed
+from bot.channels.replies import (
+    Accepted,
+    Answer,
+    Ended,
+    NotAllowed,
+    Noted,
+    Replies,
+    Unmatched,
+    Unreadable,
+    is_allowed,
+)
 from bot.errors import BotErrorCode, HandraiseError
 from bot.questions.routing import Router
 from bot.settings.tables import Subscription
@@ -74,13 +84,15 @@ async def test_an_answer_from_anyone_is_accepted_when_the_route_names_no_respond
 
 async def test_a_reply_to_no_delivery_is_ended_with_no_question(tmp_path: Path) -> None:
     replies, _ = rig(tmp_path)
-    assert await replies.answer("K9", by="U0A", how="click", read=read_as(Answer(pick("No")))) == Ended(None)
+    read = read_as(Answer(pick("No")))
+    assert await replies.answer("K9", by="U0A", how="reply", read=read, expected=False) == Ended(None)
+    assert await replies.answer("K9", by="U0A", how="click", read=read) == Unmatched(None, "click", "K9")
 
 
 async def test_a_reply_naming_another_question_than_its_delivery_finds_nothing(tmp_path: Path) -> None:
     replies, _ = rig(tmp_path)
     outcome = await replies.answer("K1", by="U0A", how="form", read=read_as(None), question_id="q_other")
-    assert outcome == Ended(None)
+    assert isinstance(outcome, Ended) and outcome.record is None
 
 
 async def test_someone_not_listed_is_refused_and_the_refusal_is_audited(tmp_path: Path) -> None:

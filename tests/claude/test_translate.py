@@ -65,8 +65,8 @@ def test_free_text_replaces_a_single_choice_and_a_skipped_question_is_left_out()
 def test_a_permission_prompt_shows_what_the_tool_will_do(payload: dict[str, object], shown: list[str]) -> None:
     question = translate.permission_question(parse_event(json.dumps(payload)))
     assert question["question"] == f"Allow {payload['tool_name']}?"
-    assert question["intent"] == {"kind": "plan-review", "approve": "Allow"}
-    assert [option["label"] for option in question["options"]] == ["Allow", "Deny"]
+    assert question["intent"] == {"kind": "plan-review", "approve": "Allow", "reject": "Deny…"}
+    assert [option["label"] for option in question["options"]] == ["Allow", "Deny…"]
     for part in shown:
         assert part in question["detail"]
 
@@ -95,7 +95,7 @@ def test_an_oversize_input_is_cut_and_says_so() -> None:
             {"selected": [], "custom": "use make clean instead"},
             {"behavior": "deny", "message": "use make clean instead"},
         ),
-        ({"selected": ["Deny"]}, {"behavior": "deny", "message": "Denied by alice through handraise."}),
+        ({"selected": ["Deny…"]}, {"behavior": "deny", "message": "Denied by alice through handraise."}),
     ],
     ids=["allow", "free text denies with the reason", "deny"],
 )

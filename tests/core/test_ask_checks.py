@@ -188,6 +188,35 @@ async def test_any_question_with_a_bad_intent_refuses_the_whole_request() -> Non
     assert recorder.seen == []
 
 
+async def test_intent_whose_reject_label_is_not_an_option_is_refused() -> None:
+    intent = {"kind": "plan-review", "approve": "Approve", "reject": "Deny…"}
+    bad = question("plan", intent=intent, options=PLAN_OPTIONS, detail="x")
+    error = await refused(make_context(), request(bad))
+    assert (error.code, error.message) == (
+        "BAD_INTENT",
+        'question plan declares intent plan-review whose reject label "Deny…" names none of its options',
+    )
+
+
+async def test_intent_whose_reject_label_is_its_approve_label_is_refused() -> None:
+    intent = {"kind": "plan-review", "approve": "Approve", "reject": "Approve"}
+    error = await refused(make_context(), request(question("plan", intent=intent, options=PLAN_OPTIONS, detail="x")))
+    assert error.code == "BAD_INTENT"
+    assert 'reject label "Approve" is also its approve label' in error.message
+
+
+async def test_plan_review_with_a_reject_label_reaches_the_answerer_with_it() -> None:
+    ctx = make_context()
+    recorder = Recorder()
+    ctx.on("user-questions/request", recorder)
+    reject = PLAN_OPTIONS[-1]["label"]
+    intent = {"kind": "plan-review", "approve": "Approve", "reject": reject}
+    await service(ctx).ask(request(question("plan", intent=intent, options=PLAN_OPTIONS, detail="1.")))
+    asked = recorder.seen[0].questions[0]
+    assert asked.reject_label == reject
+    assert asked.to_wire()["intent"] == {"kind": "plan-review", "approve": "Approve", "reject": reject}
+
+
 async def test_good_plan_review_reaches_the_answerer() -> None:
     ctx = make_context()
     recorder = Recorder()

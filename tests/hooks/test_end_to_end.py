@@ -133,7 +133,8 @@ async def test_the_persons_words_deny_and_reach_the_agent(tmp_path: Path, agent:
 
 @pytest.mark.parametrize("agent", AGENTS)
 async def test_deny_without_words_says_it_was_denied(tmp_path: Path, agent: str) -> None:
-    result = await answered_in_inbox(tmp_path, CASES[agent], [("q0", "1")])
+    # What the inbox's Deny… button sends with its reason field left empty.
+    result = await answered_in_inbox(tmp_path, CASES[agent], [("q0.other", ""), ("q0", "other")])
     output = result.output()
     message = json.dumps(output)
     assert "Denied" in message and "through handraise" in message

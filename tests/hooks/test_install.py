@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import stat
 from pathlib import Path
@@ -607,3 +608,23 @@ def test_a_hand_formatted_file_keeps_its_content_and_indentation(home: Path) -> 
     assert '\n      "hooks": {' in path.read_text()
     run_uninstall(args("codex"))
     assert read(path) == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    "event", ["before_tool_shell", "before_tool_write_file", "before_tool_replace", "before_tool_mcp"]
+)
+def test_the_gemini_matcher_covers_every_tool_the_hook_answers(event: str) -> None:
+    # Gemini CLI tests the matcher as a regex on the tool name; a tool it misses never reaches the hook.
+    fixture = Path(__file__).parent / "fixtures" / "gemini" / f"{event}.json"
+    tool = json.loads(fixture.read_text())["tool_name"]
+    assert re.search(GEMINI_TOOLS, tool), tool
+
+
+@pytest.mark.parametrize("tool", ["mcp_github_create_issue", "mcp__github__create_issue", "web_fetch"])
+def test_the_gemini_matcher_covers_mcp_tools_by_either_spelling(tool: str) -> None:
+    assert re.search(GEMINI_TOOLS, tool)
+
+
+@pytest.mark.parametrize("tool", ["read_file", "glob", "list_directory", "run_shell_command_x", "save_memory"])
+def test_the_gemini_matcher_leaves_tools_that_do_not_ask_alone(tool: str) -> None:
+    assert not re.search(GEMINI_TOOLS, tool)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +41,9 @@ class FakeSlack:
         self._scripts: dict[str, list[tuple[str, Any]]] = {}
         self._ts = itertools.count(1)
         self._changed = anyio.Event()
+        self.on_post: Callable[[str, str], Awaitable[None]] | None = None
+        """Awaited with a new message's (channel, ts) once it is posted, before the poster hears back: a person
+        who acts on the message at once."""
 
     # --- scripting -------------------------------------------------------------------------------------------------
 
@@ -104,7 +107,10 @@ class FakeSlack:
             )
         if kind == "error":
             return web.json_response({"ok": False, "error": value})
-        return web.json_response({"ok": True} | self._answer(method, args))
+        answer = self._answer(method, args)
+        if method == "chat.postMessage" and "ts" in answer and self.on_post is not None:
+            await self.on_post(answer["channel"], answer["ts"])
+        return web.json_response({"ok": True} | answer)
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":

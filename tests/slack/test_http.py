@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -100,14 +101,17 @@ async def test_a_forged_or_stale_request_is_refused_by_dispatch(tmp_path: Path, 
         assert (await rig.ledger.store.get_question(rig.question_id())).status == "pending"  # type: ignore[union-attr]
 
 
-async def test_a_click_on_a_message_handraise_never_sent_is_answered_politely(tmp_path: Path) -> None:
+async def test_a_click_on_a_message_handraise_never_recorded_is_logged_and_the_person_asked_to_try_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     async with slack_rig(tmp_path) as rig, served(rig.channel) as (url, session):
-        assert await post(session, url, interactive_body(block_actions(button("hr.pick.0.0", "0"), ts="1.0"))) == (
-            200,
-            "",
-        )
-        (told,) = await rig.fake.wait_for("chat.postEphemeral")
-        assert told["text"] == "This question is no longer open in handraise."
+        with caplog.at_level(logging.WARNING, logger="bot.channels.replies"):
+            click = interactive_body(block_actions(button("hr.pick.0.0", "0"), ts="1.0"))
+            assert await post(session, url, click) == (200, "")
+            (told,) = await rig.fake.wait_for("chat.postEphemeral")
+        assert told["text"] == "handraise could not find this question yet; try again in a moment."
+        (line,) = caplog.messages
+        assert line.startswith("slack: a click on 'C0DEPLOY:1.0' matched no question")
 
 
 async def test_garbage_from_slack_is_acknowledged_and_ignored(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from bot.claude.translate import agent_of, parse_event, permission_question
+from bot.hooks import claude as claude_hook
+from bot.permissions.prompt import question as permission_question
 from bot.slack.ids import ModalRef
 from bot.slack.modal import render_answer_modal
 from bot.slack.render import render_outcome, render_question
@@ -174,10 +175,12 @@ def test_the_batch_modal_matches_its_snapshot() -> None:
 
 
 def permission_prompt() -> QuestionRecord:
-    """What `handraise claude-hook` asks when Claude Code wants to run a command (tests/claude/payloads.py)."""
-    event = parse_event(json.dumps(payloads.BASH))
-    question = AskUserQuestionItem.model_validate(permission_question(event))
-    return record(question, agent=AgentRef(**agent_of(event, {})))
+    """What `handraise hook claude` has serve ask when Claude Code wants to run a command (tests/claude/payloads.py):
+    the one question of POST /v1/permissions, with Allow, Deny… and Always allow."""
+    plan = claude_hook.plan(payloads.BASH, {})
+    assert plan is not None and plan.permission is not None
+    question = AskUserQuestionItem.model_validate(permission_question(plan.permission))
+    return record(question, agent=AgentRef(**plan.agent))
 
 
 PREVIEWS = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +46,9 @@ class FakeTelegram:
         self._topics = itertools.count(700)
         self._changed = anyio.Event()
         self.closing = False
+        self.on_send: Callable[[int, int], Awaitable[None]] | None = None
+        """Awaited with a new message's (chat, message id) once it is sent, before the bot hears back: a person who
+        taps it at once."""
 
     # --- scripting -------------------------------------------------------------------------------------------------
 
@@ -55,6 +58,13 @@ class FakeTelegram:
 
     def fail(self, method: str, description: str, *, status: int = 400, times: int = 1) -> None:
         self._scripts.setdefault(method, []).extend([(status, description)] * times)
+
+    def stall(self, method: str) -> anyio.Event:
+        """Hold the next call of `method` unanswered (Telegram has it, the bot waits for the reply) until the event
+        returned is set; the call counts as made (`wait_for`) from the moment it arrives."""
+        release = anyio.Event()
+        self._scripts.setdefault(method, []).append((0, release))
+        return release
 
     # --- people's side ---------------------------------------------------------------------------------------------
 
@@ -111,8 +121,15 @@ class FakeTelegram:
         args = await _arguments(request)
         script = self._scripts.get(method)
         status, value = script.pop(0) if script else (200, None)
-        self.calls.append(Call(method, args, status))
-        self._notify()
+        if status == 0:  # stalled: made, answered once released
+            self.calls.append(Call(method, args, 200))
+            self._notify()
+            assert isinstance(value, anyio.Event)
+            await value.wait()
+            status, value = 200, None
+        else:
+            self.calls.append(Call(method, args, status))
+            self._notify()
         if status == 429:
             description = f"Too Many Requests: retry after {value}"
             body = {"ok": False, "error_code": 429, "description": description, "parameters": {"retry_after": value}}
@@ -151,6 +168,8 @@ class FakeTelegram:
         if "message_thread_id" in args:
             message["message_thread_id"] = int(args["message_thread_id"])
         self.messages[(chat["id"], message["message_id"])] = message
+        if self.on_send is not None:
+            await self.on_send(chat["id"], message["message_id"])
         return message
 
     async def _editMessageText(self, args: dict[str, Any]) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.web.forms import MAX_TEXT, FormError, NotAResponder, parse_answer_form, parse_responder
-from core import AskUserQuestionAnswerItem
+from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 from tests.web.helpers import choice, item, options, plan
 
 
@@ -135,3 +135,30 @@ def test_anyone_else_is_refused_by_name(name: str) -> None:
 def test_an_empty_name_is_asked_for() -> None:
     with pytest.raises(FormError, match="Answering as"):
         parse_responder({"by": ["  "]}, ["alice@example.org"])
+
+
+def _deny_plan() -> AskUserQuestionItem:
+    return item(
+        "perm",
+        detail="ls",
+        options=options("Allow", "Deny…", "Always allow"),
+        intent={"kind": "plan-review", "approve": "Allow", "reject": "Deny…"},
+    )
+
+
+def test_a_reject_option_sends_its_words_or_else_itself() -> None:
+    deny = _deny_plan()
+    worded = parse_answer_form([deny], {"q0": ["other"], "q0.other": [" not now "]})
+    assert worded == {"perm": AskUserQuestionAnswerItem(id="perm", custom="not now")}
+    plain = parse_answer_form([deny], {"q0": ["other"], "q0.other": [""]})
+    assert plain == {"perm": AskUserQuestionAnswerItem(id="perm", selected=["Deny…"])}
+
+
+def test_a_reject_option_in_a_batch_is_its_words_choice() -> None:
+    items = parse_answer_form([choice(), _deny_plan()], {"q0": ["1"], "q1": ["other"]})
+    assert items["perm"] == AskUserQuestionAnswerItem(id="perm", selected=["Deny…"])
+
+
+def test_allowing_with_a_reason_typed_is_refused_naming_the_reject_button() -> None:
+    with pytest.raises(FormError, match="or press Deny…"):
+        parse_answer_form([_deny_plan()], {"q0": ["0"], "q0.other": ["not now"]})

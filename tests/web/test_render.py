@@ -9,7 +9,7 @@ from bot.store.records import AgentRef, QuestionRecord
 from bot.web.markdown import render_markdown
 from bot.web.render import Card, render_card, render_history, render_inbox, render_outcome, render_partial_note
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
-from tests.web.helpers import choice, item, plan
+from tests.web.helpers import choice, item, options, plan
 
 HOSTILE = '"><img src=x onerror=alert(1)><script>alert(2)</script>'
 
@@ -135,3 +135,15 @@ def test_what_was_typed_comes_back_after_a_refused_submit() -> None:
 def test_a_reminded_question_is_marked_in_its_card() -> None:
     record = QuestionRecord(questions=[item()], reminders=2)
     assert "Still waiting for an answer: reminded 2 times." in render_partial_note(record)
+
+
+def test_a_reject_option_in_a_batch_is_the_words_choice_in_place_of_request_changes() -> None:
+    deny = item(
+        "perm",
+        detail="ls",
+        options=options("Allow", "Deny…", "Always allow"),
+        intent={"kind": "plan-review", "approve": "Allow", "reject": "Deny…"},
+    )
+    page = render_card(Card(QuestionRecord(questions=[choice(), deny])), csrf="c")
+    assert page.count(">Deny…</span>") == 1 and "Request changes" not in page
+    assert 'name="q1" value="other"' in page and 'name="q1" value="1"' not in page
