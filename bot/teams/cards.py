@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from bot.channels import reject
 from bot.errors import HandraiseError
 from bot.questions.approvals import progress
 from bot.questions.status_note import StatusNote
@@ -125,6 +126,8 @@ def _check(record: QuestionRecord) -> None:
 
 
 def words_label(question: AskUserQuestionItem) -> str:
+    if question.reject_label is not None:
+        return question.reject_label  # the reject option itself is the way to give words ("Deny…")
     if question.intent is not None:
         return "Request changes…"
     return "Other…" if question.options else "Answer…"
@@ -141,7 +144,10 @@ def _execute(title: str, record: QuestionRecord, index: int, verb: str, **more: 
 def _words_card(record: QuestionRecord, index: int, question: AskUserQuestionItem) -> dict[str, Any]:
     placeholder = "The changes you want" if question.intent is not None else "Your answer in your own words"
     field = {"type": "Input.Text", "id": INPUT_WORDS, "isMultiline": True, "maxLength": 4000}
-    field |= {"placeholder": placeholder, "isRequired": True, "errorMessage": "Write something first"}
+    if question.reject_label is not None:  # words optional: none is the reject option alone (a plain deny)
+        field |= {"label": reject.words_label(question.reject_label), "placeholder": "Why (optional)"}
+    else:
+        field |= {"placeholder": placeholder, "isRequired": True, "errorMessage": "Write something first"}
     return {
         "type": "Action.ShowCard",
         "title": words_label(question),
@@ -150,7 +156,10 @@ def _words_card(record: QuestionRecord, index: int, question: AskUserQuestionIte
 
 
 def _asks_for_changes(question: AskUserQuestionItem, label: str) -> bool:
-    """A plan review's own "Request changes" option: its "Request changes…" field stands for it (with the words)."""
+    """An option the words field stands for: the reject option ("Deny…"), or a plan review's own "Request changes"
+    (its "Request changes…" field gives it with the words)."""
+    if question.reject_label is not None:
+        return label == question.reject_label
     return question.intent is not None and label.strip(" .…").casefold() == "request changes"
 
 
@@ -172,7 +181,9 @@ def _controls(record: QuestionRecord, index: int, room: int) -> tuple[list[dict[
         return [], [*buttons, _words_card(record, index, question)]
     # Values are positions, never labels: a label may hold a comma, and a multi-select answer is "0,2".
     choices = [
-        {"title": clip(option.label, _label_room(room)), "value": str(number)} for number, option in enumerate(options)
+        {"title": clip(option.label, _label_room(room)), "value": str(number)}
+        for number, option in enumerate(options)
+        if option.label != question.reject_label
     ]
     field = {"type": "Input.ChoiceSet", "id": INPUT_CHOICE, "choices": choices, "isRequired": True}
     field |= {"errorMessage": "Choose an option first", "style": "expanded" if len(options) <= 10 else "compact"}

@@ -11,7 +11,6 @@ object id, and the answered card shows their name, never a raw id.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,8 +37,6 @@ from bot.teams.settings import TeamsSettings, TeamsSubscription
 log = logging.getLogger(__name__)
 
 CARD_LOCKS_KEPT = 10_000
-POSTING_SECONDS = 3.0
-"""How long after its card is posted a press may wait for the question's delivery to be kept."""
 FOLLOW_UPS_QUEUED = 1_000
 FOLLOW_UP_SECONDS = 60.0
 """A follow-up (the next question shown to everyone, a note in a thread) may take this long, Retry-After included."""
@@ -96,8 +93,6 @@ class TeamsChannel(Channel):
         self._cards: dict[str, anyio.Lock] = {}
         """One lock per card: its updates go out one at a time, each showing the question as it is then."""
         self._send_later, self._later = anyio.create_memory_object_stream[tuple[str, Later]](FOLLOW_UPS_QUEUED)
-        self._posting: dict[str, float] = {}
-        """Questions whose card is being posted (by id, since when): a press may come before the delivery is kept."""
 
     # --- the shared base's side ----------------------------------------------------------------------------------
 
@@ -111,7 +106,6 @@ class TeamsChannel(Channel):
             raise DeliveryError(f"teams: cannot show question {question.id}: {problem}") from problem
         conversation, service_url = subscription.conversation, subscription.service_url
         posted: str | None = None
-        self._posting[question.id] = time.monotonic()
         # A post cut short by the agent cancelling would leave a card nobody can update: finish it (the connector
         # bounds it), so that the base records the delivery and then shows it cancelled.
         with anyio.CancelScope(shield=True):
@@ -274,20 +268,14 @@ class TeamsChannel(Channel):
         return self._invoke_answer(outcome) if answer_now else None
 
     async def _find(self, activity: Mapping[str, Any], press: Press) -> tuple[QuestionRecord, Delivery] | None:
+        """The question a press names; a press within moments of the post waits for its delivery to be kept."""
         key = self._key_of(activity)
-        found = await self.replies.delivered(key, press.question_id) if key is not None else None
-        if found is None:  # no thread named (a client that leaves it out): the card's question names its delivery
-            found = await self._by_question(press.question_id)
-        began = self._posting.get(press.question_id)
-        if found is None and began is not None and time.monotonic() - began < POSTING_SECONDS:
-            # Pressed within moments of the post: the base keeps the delivery as soon as the post returns.
-            with anyio.move_on_after(POSTING_SECONDS):
-                while found is None:
-                    await anyio.sleep(0.01)
-                    found = await self._by_question(press.question_id)
-        if found is not None:
-            self._posting.pop(press.question_id, None)
-        return found
+        if key is not None:
+            found = await self.replies.find(key, press.question_id)
+            if found is not None:
+                return found
+        await self.replies.recorded()  # no thread named (a client that leaves it out): the question names it
+        return await self._by_question(press.question_id)
 
     async def _by_question(self, question_id: str) -> tuple[QuestionRecord, Delivery] | None:
         delivery = await self.ledger.store.get_delivery(question_id, self.name)

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from bot.channels.reject import read_reject_reply, reject_item
 from bot.channels.replies import ReplyError
 from bot.store.records import QuestionRecord
 from bot.teams.cards import INPUT_CHOICE, INPUT_WORDS, MARK, current_question
@@ -94,10 +95,12 @@ def decide(press: Press, record: QuestionRecord) -> Decision:
     if press.verb == "choose":
         return Chosen(index, _choices(press.choice, question))
     words = (press.words or "").strip()
-    if not words:
-        raise ReplyError("The answer is empty; write something in the box, then Submit.")
     if len(words) > MAX_WORDS:
         raise ReplyError(f"The answer is longer than {MAX_WORDS} characters; send a shorter one.")
+    if question.reject_label is not None:  # the reject option's field: words are the reason, none a plain deny
+        return Chosen(index, reject_item(question, question.reject_label, words))
+    if not words:
+        raise ReplyError("The answer is empty; write something in the box, then Submit.")
     return Chosen(index, AskUserQuestionAnswerItem(id=question.id, selected=[], custom=words))
 
 
@@ -130,6 +133,8 @@ def read_words(text: str, question: AskUserQuestionItem) -> AskUserQuestionAnswe
         raise ReplyError("The reply is empty; write your answer, or the number of an option.")
     if len(words) > MAX_WORDS:
         raise ReplyError(f"The reply is longer than {MAX_WORDS} characters; send a shorter answer.")
+    if (item := read_reject_reply(question, words)) is not None:
+        return item  # "Deny" alone, or "Deny: the reason"
     options = question.options or []
     labels = [option.label for option in options]
     if options and _NUMBERS.fullmatch(words):

@@ -11,6 +11,7 @@ import pytest
 from microsoft_agents.activity import AdaptiveCardInvokeResponse
 
 from bot.teams.cards import INPUT_CHOICE, INPUT_WORDS
+from core import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
 from tests.bot.fakes import sync_store
 
 from .fake_teams import ALICE, BOB, MALLORY, Person
@@ -247,3 +248,38 @@ async def test_someone_teams_cannot_find_among_the_members_is_told_and_nothing_c
         _, body = await press(rig, card_id, stranger, "Staging")
         assert body["type"] == "application/vnd.microsoft.activity.message" and "who you are" in body["value"]
         assert not asked.done.is_set()
+
+
+def permission() -> AskUserQuestionItem:
+    options = [AskUserQuestionOption(label="Allow"), AskUserQuestionOption(label="Deny…")]
+    intent = AskUserQuestionIntent(kind="plan-review", approve="Allow", reject="Deny…")
+    return AskUserQuestionItem(id="perm", question="Allow Bash?", detail="rm -rf build", options=options, intent=intent)
+
+
+async def test_the_reject_option_is_the_words_field_with_the_reason_optional(tmp_path: Path) -> None:
+    async with teams_rig(tmp_path) as rig:
+        asked = rig.ask(permission())
+        card_id = await rig.posted()
+        card = rig.fake.card(card_id)
+        assert [(a["type"], a["title"]) for a in actions(card)] == [
+            ("Action.Execute", "Allow"),
+            ("Action.ShowCard", "Deny…"),
+        ]
+        (field,) = action(card, "Deny…")["card"]["body"]
+        assert field["label"] == "Deny… — say why (optional)" and not field.get("isRequired")
+        await press(rig, card_id, ALICE, "Submit", **{INPUT_WORDS: ""})
+        assert (await asked.answer()).answers[0].selected == ["Deny…"]
+
+
+@pytest.mark.parametrize(
+    ("text", "selected", "custom"), [("Deny: too risky", [], "too risky"), ("deny", ["Deny…"], None)]
+)
+async def test_a_thread_reply_naming_the_reject_option_denies(
+    tmp_path: Path, text: str, selected: list[str], custom: str | None
+) -> None:
+    async with teams_rig(tmp_path) as rig:
+        asked = rig.ask(permission())
+        card_id = await rig.posted()
+        await rig.fake.send(rig.fake.reply(card_id, ALICE, text))
+        item = (await asked.answer()).answers[0]
+        assert (item.selected, item.custom) == (selected, custom)
