@@ -68,7 +68,12 @@ def _notify_flag(parser: argparse.ArgumentParser, *, payload: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="handraise", description="Route an agent's questions to the right human.")
+    parser = argparse.ArgumentParser(
+        prog="handraise",
+        description="Route an agent's questions to the right human.",
+        epilog="A channel may bring commands of its own: handraise <channel> <command> (e.g. listing where its bot "
+        "was added; docs/ says which).",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the channels, the web inbox and the HTTP API")
@@ -183,8 +188,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+BUILT_IN = ("serve", "ask", "routes", "history", "rules", "mcp", "hook", "claude-hook")
+"""The commands above; any other first word may be a channel's own (`handraise <channel> <command>`)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words and not words[0].startswith("-") and words[0] not in BUILT_IN:
+        run_channel_command = importlib.import_module("bot.commands").run_channel_command
+        return int(run_channel_command(words))
+    args = build_parser().parse_args(words)
     module_name, _, function_name = str(args.run).partition(":")
     command = getattr(importlib.import_module(module_name), function_name)
     from bot.errors import BadInput  # not bot.clients.ask's imports: the hooks do not need them

@@ -128,6 +128,37 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return list_rules(config, as_json=args.json)
 
 
+def run_channel_command(argv: list[str]) -> int:
+    """`handraise <channel> <command> [--config FILE] …`: a command a channel kind brings (`ChannelKind.commands`),
+    given the channel's settings from the config (its secrets are not needed) and the rest of the line."""
+    import importlib
+
+    from bot.kinds import KINDS
+
+    kind = KINDS.get(argv[0])
+    if kind is None or not kind.commands:
+        print(f"handraise: {argv[0]!r} is not a command; see handraise --help", file=sys.stderr)
+        return 2
+    known = ", ".join(sorted(kind.commands))
+    if len(argv) < 2 or argv[1] not in kind.commands:
+        lines = [f"  handraise {kind.name} {name}: {help_}" for name, (_, help_) in sorted(kind.commands.items())]
+        print(f"usage: handraise {kind.name} {{{known}}} [--config FILE]\n" + "\n".join(lines), file=sys.stderr)
+        return 0 if len(argv) > 1 and argv[1] in ("-h", "--help") else 2
+    parser = argparse.ArgumentParser(prog=f"handraise {kind.name} {argv[1]}", description=kind.commands[argv[1]][1])
+    parser.add_argument("--config", help="config file (default: $HANDRAISE_CONFIG, else ./config.toml)")
+    args, rest = parser.parse_known_args(argv[2:])
+    try:
+        settings = load(args.config, secrets=False).channel(kind.name)
+    except ConfigError as error:
+        print(f"handraise: {error}", file=sys.stderr)
+        return 2
+    if settings is None:
+        print(f"handraise: the config has no [{kind.name}] table; add one (config.example.toml)", file=sys.stderr)
+        return 2
+    module, _, function = kind.commands[argv[1]][0].partition(":")
+    return int(getattr(importlib.import_module(module), function)(settings, rest))
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the chosen command; a bad config exits 2 and a store that cannot be opened exits 1, each in one line."""
     commands = {"serve": cmd_serve, "routes": cmd_routes, "history": cmd_history, "rules": cmd_rules}

@@ -27,6 +27,9 @@ S = TypeVar("S", bound=ChannelSettings[Any])
 
 Secret = tuple[tuple[str | int, ...], str]
 """An environment variable a channel needs: (its key inside the channel's table, the variable's name)."""
+ChannelCommand = tuple[str, str]
+"""A command of the channel's own, `handraise <channel> <command>`: "module:function", called with the channel's
+settings and the rest of the command line (returning the exit code) only when it runs; and its one-line help."""
 
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,30}")
 _RESERVED = frozenset(Config.model_fields) | {"api", "bot"}
@@ -57,7 +60,8 @@ class ChannelKind(Generic[S]):
     read it ("Slack", "the web inbox"). `settings` is the table's model. `secrets` lists the environment variables
     the channel needs when it runs (checked at load time, so a missing one stops `serve` before it starts). `build`
     makes the channel, reading its secrets. `on_by_default` gives the table its defaults when the file has none
-    (the web inbox, so that a bot with no config answers every question).
+    (the web inbox, so that a bot with no config answers every question). `commands` are the channel's own
+    commands (`handraise <channel> <command>`), run by `bot.commands.run_channel_command`.
     """
 
     name: str
@@ -66,6 +70,7 @@ class ChannelKind(Generic[S]):
     secrets: Callable[[S], Iterable[Secret]]
     build: Callable[[S, BuildContext], Channel]
     on_by_default: bool = False
+    commands: Mapping[str, ChannelCommand] = field(default_factory=dict[str, ChannelCommand])
 
     def check(self) -> None:
         """Raise KindError naming the first missing or malformed piece."""

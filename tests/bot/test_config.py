@@ -23,6 +23,8 @@ EXAMPLE_ENV = {
         "SLACK_BOT_TOKEN",
         "SLACK_SIGNING_SECRET",
         "TELEGRAM_BOT_TOKEN",
+        "TEAMS_APP_ID",
+        "TEAMS_APP_PASSWORD",
         "HANDRAISE_EMAIL_SECRET",
         "HANDRAISE_SMTP_PASSWORD",
         "HANDRAISE_IMAP_PASSWORD",
@@ -52,7 +54,7 @@ def test_no_config_file_runs_the_web_inbox_alone(tmp_path: Path, monkeypatch: py
 
 def test_example_file_loads_with_its_environment_variables_set() -> None:
     config = load_config(EXAMPLE, environ=EXAMPLE_ENV)
-    assert config.answerers == ["slack", "telegram", "email", "web"]
+    assert config.answerers == ["slack", "telegram", "teams", "email", "web"]
     assert config.store.path == str(EXAMPLE.parent / "handraise.db")
     assert config.slack is not None and config.email is not None
     deploys, infra = config.slack.subscriptions
@@ -271,7 +273,8 @@ def test_answerers_naming_an_absent_channel_is_refused() -> None:
 def test_answerers_naming_an_unknown_channel_is_refused() -> None:
     err = error_for('[bot]\nanswerers = ["web", "sms"]\n')
     assert str(err) == (
-        'config.toml:2: bot.answerers[1]: "sms" is not a channel; use "slack", "telegram", "discord", "email" or "web"'
+        'config.toml:2: bot.answerers[1]: "sms" is not a channel; '
+        'use "slack", "telegram", "teams", "discord", "email" or "web"'
     )
 
 
