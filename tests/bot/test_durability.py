@@ -170,11 +170,14 @@ async def test_an_acknowledgement_cancelled_mid_sync_leaves_the_others_theirs(st
 
 
 async def test_closing_the_store_stops_its_fsync_thread(tmp_path: Path) -> None:
+    before = set(threading.enumerate())  # other tests' stores may still be closing theirs: watch this one's only
     with Store.open(tmp_path / "handraise.db") as opened:
         opened.create_question(question())
         await opened.durable()
-        assert any(thread.name == "handraise-fsync" for thread in threading.enumerate())
-    assert not any(thread.name == "handraise-fsync" for thread in threading.enumerate())
+        (ours,) = [thread for thread in set(threading.enumerate()) - before if thread.name == "handraise-fsync"]
+        assert ours.is_alive()
+    ours.join(5)
+    assert not ours.is_alive()
 
 
 async def test_a_failing_fsync_is_store_unavailable_naming_the_file(store: Store, disk: Disk) -> None:
