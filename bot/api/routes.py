@@ -86,7 +86,8 @@ def question_json(record: QuestionRecord) -> dict[str, Any]:
 
 
 class BearerAuth:
-    """Require `Authorization: Bearer <token>` on /v1 and /mcp when a token is configured (always, beyond loopback)."""
+    """Require `Authorization: Bearer <token>` on /v1, /mcp and /metrics when a token is configured (always, beyond
+    loopback)."""
 
     def __init__(self, token: str | None) -> None:
         self._expected = None if token is None else f"Bearer {token}".encode()
@@ -96,7 +97,7 @@ class BearerAuth:
         if self._expected is None:
             return None
         path = request.path
-        if not (path.startswith("/v1/") or path == "/mcp" or path.startswith("/mcp/")):
+        if not (path.startswith("/v1/") or path == "/mcp" or path.startswith("/mcp/") or path == "/metrics"):
             return None
         given = request.headers.get("Authorization", "")
         if hmac.compare_digest(given.encode(), self._expected):

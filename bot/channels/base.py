@@ -170,6 +170,7 @@ class ChannelAnswerer:
             with anyio.fail_after(NOTE_SECONDS):
                 return await self.channel.post_note(note, route)
         except Exception as failure:
+            self.ledger.observer.send_failed(self.name)
             log.warning("%s could not show a %s note of %s: %s", self.name, note.event, note.agent.id, failure)
             return False
 
@@ -212,6 +213,7 @@ class ChannelAnswerer:
                 )
             raise
         except DeliveryError as failure:
+            self.ledger.observer.send_failed(self.name)
             if pending.holders <= 1:
                 await self.ledger.resolve(
                     pending.id, "failed", code=failure.code, message=failure.message, via=self.name
@@ -359,6 +361,7 @@ class ChannelAnswerer:
             with anyio.fail_after(CLOSE_OUT_SECONDS):
                 await shown
         except Exception:
+            self.ledger.observer.send_failed(self.name)
             log.exception("question %s: %s could not %s", question_id, self.name, what)
 
 
