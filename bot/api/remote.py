@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 
 from bot.errors import BotErrorCode
+from bot.logs.context import log_about
 from bot.questions.ledger import Ledger
 from bot.questions.routing import Router
 from bot.questions.tasks import TaskBag
@@ -150,6 +151,7 @@ class RemoteQuestions:
         delivery: NewDelivery | None,
     ) -> None:
         question_id = record.id
+        log_about(question_id=question_id, agent=record.agent.id if record.agent is not None else None)
         try:
             while True:
                 try:

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from bot.channels.replies import APPROVALS_KEY, RESPONDERS_KEY, Audience, Replies
 from bot.errors import BotErrorCode, HandraiseError
+from bot.logs.context import log_about
 from bot.questions.ledger import Ledger, PendingQuestion
 from bot.questions.routing import Route, Router
 from bot.questions.status_note import StatusNote
@@ -186,6 +187,7 @@ class ChannelAnswerer:
         if route is None:
             return await next_()
         pending = await self.ledger.hold(request)
+        log_about(question_id=pending.id, channel=self.name, agent=_agent_id(request))
         delivered = False
         try:
             await self._deliver(pending, route)
@@ -363,6 +365,11 @@ class ChannelAnswerer:
         except Exception:
             self.ledger.observer.send_failed(self.name)
             log.exception("question %s: %s could not %s", question_id, self.name, what)
+
+
+def _agent_id(request: AskUserQuestionRequest) -> str | None:
+    """The asking agent's id, for log lines about its question."""
+    return request.agent.id if request.agent is not None else None
 
 
 def _moment(value: object) -> datetime | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.exposition import generate_latest
 
 from bot.store.records import QuestionRecord
@@ -26,6 +26,10 @@ OTHER = "other"
 ANSWER_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800, 86400)
 """Seconds from ask to answer: people answer in seconds to a day."""
 COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+# No `_created` series beside each counter and histogram: Prometheus ignores them in the 0.0.4 text format, and
+# they would double what every scrape reads. (prometheus_client's switch is process-wide; set before any family.)
+disable_created_metrics()
 
 
 class Metrics:
