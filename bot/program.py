@@ -161,7 +161,7 @@ def _endpoints(
     guards = request_guards(OwnHosts(config.server), BearerAuth(token), cap)
     app = web.Application(middlewares=[guards], client_max_size=2 * 1024 * 1024)
     remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
-    add_api_routes(app, installation.ledger, remote)
+    add_api_routes(app, installation.ledger, remote, token=token is not None)
     add_permission_routes(app, config_rules(config.rules))
     metrics = Metrics(channel.name for channel in installation.channels)
     installation.ledger.observer = metrics

@@ -192,7 +192,14 @@ async def test_openapi_describes_every_route(tmp_path: Path) -> None:
     async with program(config_for(tmp_path)) as (running, _):
         _, document = await call("GET", f"{running.base_url}/openapi.json")
     assert document["openapi"].startswith("3.1")
-    assert set(document["paths"]) == {"/v1/questions", "/v1/questions/{id}", "/v1/permissions", "/v1/notes"}
+    assert set(document["paths"]) == {
+        "/v1/questions",
+        "/v1/questions/{id}",
+        "/v1/permissions",
+        "/v1/notes",
+        "/metrics",
+        "/healthz",
+    }
     assert {"AskBody", "PermissionBody", "PermissionWire", "Rule", "NoteBody"} <= set(document["components"]["schemas"])
 
 
