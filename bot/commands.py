@@ -38,13 +38,14 @@ def load(given: str | None, *, secrets: bool = True) -> Config:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from bot.program import CannotListen, Running, run_serve
-
     flag: str | None = getattr(args, "log_format", None)
     start_logging(flag or "text")  # the config may say json: known once it is read
     config = load(args.config)
     if flag is None and config.server.log_format == "json":
         start_logging("json")
+    # Only now, so that whatever importing the server's libraries warns about is logged as the config says.
+    from bot.program import CannotListen, Running, run_serve
+
     path = config_path(args.config)
 
     def ready(where: Running) -> None:
