@@ -51,7 +51,8 @@ def start_serve(tmp_path: Path, listen: str, *, token: bool) -> Iterator[str]:
         server.communicate(timeout=30)
 
 
-def schemathesis(base_url: str, *headers: str) -> subprocess.CompletedProcess[str]:
+def schemathesis(base_url: str, where: Path, *headers: str) -> subprocess.CompletedProcess[str]:
+    """Schemathesis's command line, run in `where` (it keeps a cache in its working directory)."""
     command = [
         sys.executable, "-m", "schemathesis.cli", "run", f"{base_url}/openapi.json",
         "--checks", "all", "--exclude-checks", "use_after_free",
@@ -60,7 +61,7 @@ def schemathesis(base_url: str, *headers: str) -> subprocess.CompletedProcess[st
     for header in headers:
         command += ["--header", header]
     env = os.environ | {"SCHEMATHESIS_HOOKS": "tests.contract.schemathesis_hooks", "PYTHONPATH": str(ROOT)}
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(command, cwd=where, env=env, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture
@@ -73,16 +74,16 @@ def beyond_loopback(tmp_path: Path) -> Iterator[str]:
     yield from start_serve(tmp_path, "0.0.0.0", token=True)
 
 
-def test_the_document_of_a_loopback_server_without_a_token_holds(loopback: str) -> None:
+def test_the_document_of_a_loopback_server_without_a_token_holds(loopback: str, tmp_path: Path) -> None:
     started = time.monotonic()
-    result = schemathesis(loopback)
+    result = schemathesis(loopback, tmp_path)
     assert result.returncode == 0, result.stdout[-20_000:] + result.stderr[-5_000:]
     print(f"schemathesis on loopback: {time.monotonic() - started:.0f} s")
 
 
-def test_the_document_of_a_server_beyond_loopback_with_a_token_holds(beyond_loopback: str) -> None:
+def test_the_document_of_a_server_beyond_loopback_with_a_token_holds(beyond_loopback: str, tmp_path: Path) -> None:
     started = time.monotonic()
-    result = schemathesis(beyond_loopback, f"Authorization: Bearer {TOKEN}")
+    result = schemathesis(beyond_loopback, tmp_path, f"Authorization: Bearer {TOKEN}")
     assert result.returncode == 0, result.stdout[-20_000:] + result.stderr[-5_000:]
     print(f"schemathesis beyond loopback: {time.monotonic() - started:.0f} s")
 
