@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the channels, the web inbox and the HTTP API")
     serve.add_argument("--config", help=CONFIG_HELP)
+    serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        help="what serve writes: readable lines, or one JSON object a line (default: [server] log_format, else text)",
+    )
     _runs(serve, "bot.commands:run")
 
     ask = commands.add_parser("ask", help="ask from a shell and print the answer JSON")

@@ -42,30 +42,61 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # No cyclic collections while start-up builds what lives as long as the process; serve turns the collector
     # back on, tuned, once it is serving (bot.program.serve).
     gc.disable()
+    flag: str | None = getattr(args, "log_format", None)
+    start_logging(flag or "text")  # the config may say json: known once it is read
+    config = load(args.config)
+    if flag is None and config.server.log_format == "json":
+        start_logging("json")
+    # Only now, so that whatever importing the server's libraries warns about is logged as the config says.
     from bot.program import CannotListen, Running, run_serve
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config = load(args.config)
     path = config_path(args.config)
 
     def ready(where: Running) -> None:
-        print(f"handraise is serving {where.base_url}  (config: {path or 'none; the embedded default'})", flush=True)
-        print(f'  agents ask:   POST {where.base_url}/v1/questions   or   handraise ask "…?"', flush=True)
-        print(f"  MCP clients:  {where.base_url}/mcp   or   handraise mcp", flush=True)
+        say(f"handraise is serving {where.base_url}  (config: {path or 'none; the embedded default'})")
+        say(f'  agents ask:   POST {where.base_url}/v1/questions   or   handraise ask "…?"')
+        say(f"  MCP clients:  {where.base_url}/mcp   or   handraise mcp")
         for title, url in where.links.items():
-            print(f"  {title + ':':<13} {url}", flush=True)
+            say(f"  {title + ':':<13} {url}")
         if where.resumed:
-            print(f"  resumed {where.resumed} pending question(s) from the store", flush=True)
+            say(f"  resumed {where.resumed} pending question(s) from the store")
 
     try:
         run_serve(config, on_ready=ready)
     except CannotListen as error:
-        print(f"handraise: {error}", file=sys.stderr)
+        complain(f"handraise: {error}")
         return 1
     except BaseExceptionGroup as group:
         # A task group wraps a failure at start (a damaged store) in a group; one failure is reported as itself.
         raise sole_exception(group) from None
     return 0
+
+
+def start_logging(log_format: str) -> None:
+    """Readable lines on stderr, or (`json`) one JSON object a line for everything that reaches stderr."""
+    if log_format == "json":
+        from bot.logs.json_lines import log_json
+
+        log_json()
+    else:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def say(line: str) -> None:
+    """A line of serve's start banner on stdout: as it is, or as a JSON object whose `message` is the line."""
+    from bot.logs.json_lines import banner_line, logs_json
+
+    print(banner_line(line.strip()) if logs_json() else line, flush=True)
+
+
+def complain(line: str) -> None:
+    """A one-line error on stderr: as it is, or as a JSON object when serve logs JSON."""
+    from bot.logs.json_lines import SERVE_LOGGER, logs_json
+
+    if logs_json():
+        logging.getLogger(SERVE_LOGGER).error(line)
+    else:
+        print(line, file=sys.stderr)
 
 
 def sole_exception(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -165,8 +196,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         return commands[args.command](args)
     except ConfigError as error:
-        print(f"handraise: {error}", file=sys.stderr)
+        complain(f"handraise: {error}")
         return 2
     except StoreError as error:
-        print(f"handraise: {error}", file=sys.stderr)
+        complain(f"handraise: {error}")
         return 1

@@ -20,6 +20,7 @@ from bot.api.guards import OwnHosts, request_guards
 from bot.api.permissions import add_permission_routes
 from bot.api.remote import RemoteQuestions
 from bot.api.routes import BearerAuth, add_api_routes
+from bot.api.scrape import add_metrics_route
 from bot.channels.base import Channel
 from bot.config import Config
 from bot.errors import BotErrorCode, HandraiseError
@@ -27,6 +28,7 @@ from bot.installation import Installation, install
 from bot.mcp_server.on_first_use import McpOnFirstUse
 from bot.mcp_server.relay import ProgramRelay
 from bot.mcp_server.timing import Timing
+from bot.metrics.families import Metrics
 from bot.permissions.rules import config_rules
 from bot.questions.clock import Clock
 from bot.questions.tasks import TaskBag
@@ -61,6 +63,8 @@ class Running:
     ctx: Context
     waiting: WaitingCap
     replica: Replica
+    metrics: Metrics
+    """What `/metrics` shows; the webhook sender reports each attempt to it (`Metrics.webhook_delivery`)."""
 
 
 async def abandon_local_questions(installation: Installation, claimed: list[QuestionRecord]) -> int:
@@ -98,6 +102,7 @@ class _Endpoints:
     remote: RemoteQuestions
     cap: WaitingCap
     mcp: McpOnFirstUse
+    metrics: Metrics
 
 
 @asynccontextmanager
@@ -136,7 +141,9 @@ async def running(
         background = _running_in_background(started, replica, endpoints.remote, feed_timing)
         async with background as resumed, endpoints.mcp.running():
             links = installation.links(base_url)
-            yield Running(base_url, links, resumed, installation, endpoints.remote, ctx, endpoints.cap, replica)
+            yield Running(
+                base_url, links, resumed, installation, endpoints.remote, ctx, endpoints.cap, replica, endpoints.metrics
+            )
         if started.lease_lost:
             raise started.lease_lost[0]
     finally:
@@ -147,19 +154,23 @@ async def running(
 def _endpoints(
     config: Config, ctx: Context, installation: Installation, waits: TaskBag, mcp_timing: Timing | None
 ) -> _Endpoints:
-    """The API, /mcp and every channel's pages in one aiohttp app, behind the guards every request passes."""
+    """The API, /mcp, /metrics and every channel's pages in one aiohttp app, behind the guards every request
+    passes."""
     token = resolve_secret(config.server.api_token_env) if config.server.api_token_env else None
     cap = WaitingCap.within_open_files(config.server.max_waiting)
     guards = request_guards(OwnHosts(config.server), BearerAuth(token), cap)
     app = web.Application(middlewares=[guards], client_max_size=2 * 1024 * 1024)
     remote = RemoteQuestions(ctx, installation.ledger, installation.router, waits)
-    add_api_routes(app, installation.ledger, remote)
+    add_api_routes(app, installation.ledger, remote, token=token is not None)
     add_permission_routes(app, config_rules(config.rules))
+    metrics = Metrics(channel.name for channel in installation.channels)
+    installation.ledger.observer = metrics
+    add_metrics_route(app, metrics, installation.ledger)
     mcp = McpOnFirstUse(lambda: ProgramRelay(remote, installation.ledger), host=config.server.host, timing=mcp_timing)
     mcp.add_routes(app)
     for channel in installation.channels:
         channel.add_routes(app)
-    return _Endpoints(app, remote, cap, mcp)
+    return _Endpoints(app, remote, cap, mcp, metrics)
 
 
 async def _listen(runner: web.AppRunner, config: Config) -> str:

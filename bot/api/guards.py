@@ -103,7 +103,8 @@ def request_guards(hosts: OwnHosts, auth: BearerAuth, cap: WaitingCap) -> Middle
     """Every request's guards as one middleware: one coroutine frame per request instead of one per guard.
 
     In the order they apply, outermost first: a store that cannot write answers 503 on every path; Host on every
-    route (421); /v1's unknown paths and methods answer in JSON (404/405); the same-origin rules on /v1 (403, 415);
+    route (421); /v1's methods a path does not take (405, in JSON, before anything else is checked); the same-origin
+    rules on /v1 (403, 415); /v1's unknown paths answer in JSON (404);
     the API token on /v1 and /mcp (401); and the cap on waiting long-polls (503).
     """
 
@@ -114,6 +115,9 @@ def request_guards(hosts: OwnHosts, auth: BearerAuth, cap: WaitingCap) -> Middle
             return refused
         api = is_api(request)
         try:
+            if api and isinstance(request.match_info.http_exception, web.HTTPMethodNotAllowed):
+                # A method the path does not take is refused as such before anything about its body (405, not 415).
+                raise request.match_info.http_exception
             refused = (cross_site_refusal(hosts, request) if api else None) or auth.refusal(request)
             if refused is not None:
                 return refused

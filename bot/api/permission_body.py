@@ -89,29 +89,3 @@ DECIDED_SCHEMA: dict[str, Any] = {
     },
     "required": ["behavior", "message", "rule"],
 }
-
-
-def permissions_path(reply: Any, error: dict[str, Any]) -> dict[str, Any]:
-    """The OpenAPI path item of `POST /v1/permissions`; `reply(description, schema)` builds a response."""
-    return {
-        "post": {
-            "summary": "A coding agent's permission prompt: decided by a rule at once, or asked as a question",
-            "requestBody": {
-                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/PermissionBody"}}}
-            },
-            "responses": {
-                "200": reply("Decided by a rule (config or learned); audited as a `rule` line", DECIDED_SCHEMA),
-                "202": reply(
-                    "A person decides: the question is asked, as POST /v1/questions answers; long-poll "
-                    "GET /v1/questions/{id}",
-                    {"type": "object", "properties": {"id": {}, "status": {}}},
-                ),
-                "400": reply("Not JSON, or nested too deeply (BAD_JSON)", error),
-                "401": reply("Missing or wrong token", error),
-                "413": reply("Body over 1 MiB (TOO_LARGE)", error),
-                "415": reply("Content-Type is not application/json", error),
-                "422": reply("BAD_REQUEST (names the field) or NO_PROVIDER", error),
-                "503": reply("STORE_UNAVAILABLE or STOPPING; nothing was asked", error),
-            },
-        }
-    }

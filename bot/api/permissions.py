@@ -35,7 +35,7 @@ async def verdict_for(
 
 async def ask_permission(request: web.Request) -> web.Response:
     try:
-        body = PermissionBody.model_validate(parse_ask_body(await read_body(request, MAX_BODY_BYTES)))
+        body = PermissionBody.model_validate(parse_ask_body(await read_body(request, MAX_BODY_BYTES)), strict=True)
     except RequestRefused as refused:
         return error_response(refused.status, refused.code, refused.message)
     except ValidationError as invalid:

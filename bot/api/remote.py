@@ -8,11 +8,13 @@ a restart they are resumed from the store, and channels find their earlier deliv
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import anyio
 
 from bot.errors import BotErrorCode
+from bot.logs.context import log_about
 from bot.questions.ledger import Ledger
 from bot.questions.routing import Router
 from bot.questions.tasks import TaskBag
@@ -83,8 +85,9 @@ class RemoteQuestions:
             agent=agent, questions=questions, origin="api", created_at=self._ledger.clock.now(), permission=permission
         )
         delivery = self._delivery_with(record)
+        started = time.perf_counter()
         await self._ledger.store.create_question(record, delivery)
-        await self._ledger.announce(record)
+        await self._ledger.announce(record, time.perf_counter() - started)
         if not self._ledger.closing:  # else stored and pending: the next owner (or this one restarted) runs it
             self._start(record, new=True, request=request, delivery=delivery)
         return record
@@ -148,6 +151,7 @@ class RemoteQuestions:
         delivery: NewDelivery | None,
     ) -> None:
         question_id = record.id
+        log_about(question_id=question_id, agent=record.agent.id if record.agent is not None else None)
         try:
             while True:
                 try:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import hmac
+import json
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
+from bot.api.ask_body import AskBody
 from bot.api.notes import StatusNotes
-from bot.api.permission_body import RULE_SCHEMA, PermissionBody, permissions_path
+from bot.api.openapi import MAX_WAIT_SECONDS, openapi_document
 from bot.api.remote import RemoteQuestions
 from bot.questions.ledger import Ledger, UnknownQuestion
 from bot.questions.status_note import StatusNote
@@ -22,23 +24,12 @@ from bot.questions.validation import (
     too_large,
 )
 from bot.store.errors import StoreUnavailable
-from bot.store.records import AgentRef, QuestionRecord
-from core import AskUserQuestionItem, UserQuestionError
-
-MAX_WAIT_SECONDS = 300
+from bot.store.records import QuestionRecord
+from core import UserQuestionError
 
 LEDGER_KEY = web.AppKey("ledger", Ledger)
 REMOTE_KEY = web.AppKey("remote", RemoteQuestions)
 NOTES_KEY = web.AppKey("notes", StatusNotes)
-
-
-class AskBody(BaseModel):
-    """`POST /v1/questions`: the questions and, optionally, who asks."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    questions: list[AskUserQuestionItem]
-    agent: AgentRef | None = None
 
 
 def error_response(status: int, code: str, message: str) -> web.Response:
@@ -86,7 +77,8 @@ def question_json(record: QuestionRecord) -> dict[str, Any]:
 
 
 class BearerAuth:
-    """Require `Authorization: Bearer <token>` on /v1 and /mcp when a token is configured (always, beyond loopback)."""
+    """Require `Authorization: Bearer <token>` on /v1, /mcp and /metrics when a token is configured (always, beyond
+    loopback)."""
 
     def __init__(self, token: str | None) -> None:
         self._expected = None if token is None else f"Bearer {token}".encode()
@@ -96,7 +88,7 @@ class BearerAuth:
         if self._expected is None:
             return None
         path = request.path
-        if not (path.startswith("/v1/") or path == "/mcp" or path.startswith("/mcp/")):
+        if not (path.startswith("/v1/") or path == "/mcp" or path.startswith("/mcp/") or path == "/metrics"):
             return None
         given = request.headers.get("Authorization", "")
         if hmac.compare_digest(given.encode(), self._expected):
@@ -128,7 +120,7 @@ async def read_body(request: web.Request, limit: int) -> bytes:
 
 async def ask(request: web.Request) -> web.Response:
     try:
-        body = AskBody.model_validate(parse_ask_body(await read_body(request, MAX_BODY_BYTES)))
+        body = AskBody.model_validate(parse_ask_body(await read_body(request, MAX_BODY_BYTES)), strict=True)
     except RequestRefused as refused:
         return error_response(refused.status, refused.code, refused.message)
     except ValidationError as invalid:
@@ -147,7 +139,7 @@ async def ask(request: web.Request) -> web.Response:
 async def post_note(request: web.Request) -> web.Response:
     """A status note: shown where the agent's questions go, with nothing to answer, stored nowhere."""
     try:
-        note = StatusNote.model_validate(parse_note_body(await read_body(request, MAX_BODY_BYTES)))
+        note = StatusNote.model_validate(parse_note_body(await read_body(request, MAX_BODY_BYTES)), strict=True)
     except RequestRefused as refused:
         return error_response(refused.status, refused.code, refused.message)
     except ValidationError as invalid:
@@ -198,130 +190,16 @@ async def cancel_question(request: web.Request) -> web.Response:
     return web.json_response(question_json(resolution.record))
 
 
+OPENAPI_KEY = web.AppKey("openapi", bytes)
+
+
 async def openapi(request: web.Request) -> web.Response:
-    return web.json_response(openapi_document())
+    return web.Response(body=request.app[OPENAPI_KEY], content_type="application/json")
 
 
-def openapi_document() -> dict[str, Any]:
-    """The API's OpenAPI 3.1 description, with schemas taken from the pydantic models that validate requests."""
-    ask_schema = AskBody.model_json_schema(ref_template="#/components/schemas/{model}", by_alias=True)
-    components = ask_schema.pop("$defs", {})
-    components["AskBody"] = ask_schema
-    permission_schema = PermissionBody.model_json_schema(ref_template="#/components/schemas/{model}", by_alias=True)
-    components |= permission_schema.pop("$defs", {})
-    components["PermissionBody"] = permission_schema
-    components["Rule"] = RULE_SCHEMA
-    note_schema = StatusNote.model_json_schema(ref_template="#/components/schemas/{model}", by_alias=True)
-    components |= note_schema.pop("$defs", {})
-    components["NoteBody"] = note_schema
-    error = {"$ref": "#/components/schemas/Error"}
-    components["Error"] = {
-        "type": "object",
-        "properties": {
-            "error": {
-                "type": "object",
-                "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
-                "required": ["code", "message"],
-            }
-        },
-        "required": ["error"],
-    }
-    components["Question"] = {
-        "type": "object",
-        "properties": {
-            "id": {"type": "string"},
-            "status": {"enum": ["pending", "answered", "cancelled", "expired", "failed"]},
-            "answer": {"type": "object"},
-            "error": {"type": "object"},
-            "resolvedBy": {"type": ["string", "null"], "description": "who; everyone who approved, comma-separated"},
-            "approvedBy": {"type": "array", "items": {"type": "string"}},
-        },
-        "required": ["id", "status"],
-    }
-
-    def reply(description: str, schema: dict[str, Any]) -> dict[str, Any]:
-        return {"description": description, "content": {"application/json": {"schema": schema}}}
-
-    question = {"$ref": "#/components/schemas/Question"}
-    id_param = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
-    return {
-        "openapi": "3.1.0",
-        "info": {"title": "handraise", "version": "1"},
-        "components": {
-            "schemas": components,
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-        },
-        "security": [{"bearer": []}],
-        "paths": {
-            "/v1/questions": {
-                "post": {
-                    "summary": "Ask a human; returns at once with the question's id",
-                    "requestBody": {
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AskBody"}}}
-                    },
-                    "responses": {
-                        "202": reply("Asked", {"type": "object", "properties": {"id": {}, "status": {}}}),
-                        "400": reply("Not JSON, or nested too deeply (BAD_JSON)", error),
-                        "401": reply("Missing or wrong token", error),
-                        "403": reply("Sent by another web site (CROSS_SITE)", error),
-                        "413": reply("Body over 1 MiB (TOO_LARGE)", error),
-                        "415": reply("Content-Type is not application/json", error),
-                        "422": reply(
-                            "EMPTY_QUESTIONS, BAD_INTENT, NO_PROVIDER or BAD_REQUEST (names the field)", error
-                        ),
-                        "503": reply(
-                            "STORE_UNAVAILABLE (the store cannot write) or STOPPING (this process is stopping); "
-                            "nothing was asked",
-                            error,
-                        ),
-                    },
-                },
-                "get": {"summary": "Recent questions", "responses": {"200": reply("Questions", {"type": "object"})}},
-            },
-            "/v1/notes": {
-                "post": {
-                    "summary": "A status note (finished, waiting) shown where the agent's questions go; nothing to "
-                    "answer",
-                    "requestBody": {
-                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NoteBody"}}}
-                    },
-                    "responses": {
-                        "202": reply(
-                            "Posted: the channels that showed it; `throttled` when the same note came within 10 s",
-                            {"type": "object", "properties": {"delivered": {}, "throttled": {}}},
-                        ),
-                        "400": reply("Not JSON (BAD_JSON)", error),
-                        "413": reply("Body over 1 MiB (TOO_LARGE)", error),
-                        "422": reply("BAD_REQUEST (names the field)", error),
-                    },
-                }
-            },
-            "/v1/questions/{id}": {
-                "parameters": [id_param],
-                "get": {
-                    "summary": "The question's status; with ?wait=SECONDS, waits until it resolves",
-                    "parameters": [{"name": "wait", "in": "query", "schema": {"type": "number", "maximum": 300}}],
-                    "responses": {
-                        "200": reply("Status", question),
-                        "404": reply("Unknown id", error),
-                        "503": reply("Too many agents waiting (TOO_MANY_WAITING); poll again after Retry-After", error),
-                    },
-                },
-                "delete": {
-                    "summary": "Cancel; the channels retract the question",
-                    "responses": {
-                        "200": reply("Cancelled", question),
-                        "404": reply("Unknown id", error),
-                        "409": reply("Already resolved", error),
-                    },
-                },
-            },
-            "/v1/permissions": permissions_path(reply, error),
-        },
-    }
-
-
-def add_api_routes(app: web.Application, ledger: Ledger, remote: RemoteQuestions) -> None:
+def add_api_routes(app: web.Application, ledger: Ledger, remote: RemoteQuestions, *, token: bool = False) -> None:
+    """The API's routes; `token`: the server asks for a bearer token, as its OpenAPI document then says."""
+    app[OPENAPI_KEY] = json.dumps(openapi_document(token=token)).encode()
     app[LEDGER_KEY] = ledger
     app[REMOTE_KEY] = remote
     app[NOTES_KEY] = StatusNotes(ledger)

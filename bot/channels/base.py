@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from bot.channels.replies import APPROVALS_KEY, RESPONDERS_KEY, Audience, Replies
 from bot.errors import BotErrorCode, HandraiseError
+from bot.logs.context import log_about
 from bot.questions.ledger import Ledger, PendingQuestion
 from bot.questions.routing import Route, Router
 from bot.questions.status_note import StatusNote
@@ -171,6 +172,7 @@ class ChannelAnswerer:
             with anyio.fail_after(NOTE_SECONDS):
                 return await self.channel.post_note(note, route)
         except Exception as failure:
+            self.ledger.observer.send_failed(self.name)
             log.warning("%s could not show a %s note of %s: %s", self.name, note.event, note.agent.id, failure)
             return False
 
@@ -186,6 +188,7 @@ class ChannelAnswerer:
         if route is None:
             return await next_()
         pending = await self.ledger.hold(request)
+        log_about(question_id=pending.id, channel=self.name, agent=_agent_id(request))
         delivered = False
         try:
             await self._deliver(pending, route)
@@ -213,6 +216,7 @@ class ChannelAnswerer:
                 )
             raise
         except DeliveryError as failure:
+            self.ledger.observer.send_failed(self.name)
             if pending.holders <= 1:
                 await self.ledger.resolve(
                     pending.id, "failed", code=failure.code, message=failure.message, via=self.name
@@ -370,7 +374,13 @@ class ChannelAnswerer:
             with anyio.fail_after(CLOSE_OUT_SECONDS):
                 await shown
         except Exception:
+            self.ledger.observer.send_failed(self.name)
             log.exception("question %s: %s could not %s", question_id, self.name, what)
+
+
+def _agent_id(request: AskUserQuestionRequest) -> str | None:
+    """The asking agent's id, for log lines about its question."""
+    return request.agent.id if request.agent is not None else None
 
 
 def _moment(value: object) -> datetime | None:

@@ -10,6 +10,7 @@ one clock and one set of held questions, and hands each call to the part whose j
 
 from __future__ import annotations
 
+import time
 from typing import Protocol
 
 from bot.questions.announcing import Announcer
@@ -20,6 +21,7 @@ from bot.questions.ledger_mode import LedgerMode
 from bot.questions.long_polls import LongPolls
 from bot.questions.lookup import QuestionLookup
 from bot.questions.lookup import UnknownQuestion as UnknownQuestion
+from bot.questions.observer import QuestionObserver
 from bot.questions.pending import HeldQuestions
 from bot.questions.pending import PendingQuestion as PendingQuestion
 from bot.questions.progress import ApprovalResult as ApprovalResult
@@ -99,6 +101,15 @@ class Ledger:
         self.watch_shown = self._watchers.watch_shown
 
     @property
+    def observer(self) -> QuestionObserver:
+        """Told of the questions this process asks and ends, and of channels failing to show them (`/metrics`)."""
+        return self._resolver.observer
+
+    @observer.setter
+    def observer(self, observer: QuestionObserver) -> None:
+        self._resolver.observer = observer
+
+    @property
     def following(self) -> bool:
         """Set while a change feed runs: other replicas change the store too, and `refresh` hears of it."""
         return self._mode.following
@@ -169,7 +180,9 @@ class Ledger:
             record = QuestionRecord(
                 agent=agent, questions=list(request.questions), origin="local", created_at=self.clock.now()
             )
+            started = time.perf_counter()
             await self.store.create_question(record)
+            self.observer.asked(record, time.perf_counter() - started)
             pending = self.bind(request, record, new=True)
             await self._announcer.announce("asked", record)
         pending.holders += 1
@@ -180,6 +193,8 @@ class Ledger:
         self._mode.closing = True
         self._long_polls.cancel_all()
 
-    async def announce(self, record: QuestionRecord) -> None:
-        """Tell watchers about a question created outside `hold` (the HTTP API)."""
+    async def announce(self, record: QuestionRecord, write_seconds: float = 0.0) -> None:
+        """Tell watchers about a question created outside `hold` (the HTTP API), whose store write took
+        `write_seconds`."""
+        self.observer.asked(record, write_seconds)
         await self._announcer.announce("asked", record)

@@ -3,12 +3,14 @@ comes first, and only that one wakes the holders here and reaches watchers."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 
 from bot.permissions.rules import rule_learned_by
 from bot.questions.announcing import Announcer
 from bot.questions.answers import normalise_answer
 from bot.questions.lookup import QuestionLookup
+from bot.questions.observer import NoObserver, QuestionObserver
 from bot.questions.pending import HeldQuestions
 from bot.store.interface import AsyncStore
 from bot.store.records import QuestionRecord, QuestionStatus, Resolution
@@ -23,6 +25,8 @@ class Resolver:
         self._held = held
         self._lookup = lookup
         self._announcer = announcer
+        self.observer: QuestionObserver = NoObserver()
+        """Told of every end this process wins (`Ledger.observer`)."""
 
     async def submit(
         self,
@@ -68,8 +72,10 @@ class Resolver:
     ) -> Resolution:
         if not known:
             await self._lookup.existing(question_id)  # UnknownQuestion rather than the store's error for a forged id
+        started = time.perf_counter()
         resolution = await self._store.resolve(question_id, status, **fields)  # type: ignore[arg-type]
         if resolution.won:
+            self.observer.resolved(resolution.record, time.perf_counter() - started)
             pending = self._held.get(question_id)
             if pending is not None:
                 self._held.settle(pending, resolution.record)

@@ -215,6 +215,8 @@ class ServerSettings(Table):
     bot.api.guards), any other host name is refused."""
     max_waiting: int = Field(default=10_000, ge=1)
     """How many long-polls may wait at once; beyond it (or the open-files limit) agents get 503 and Retry-After."""
+    log_format: Literal["text", "json"] = "text"
+    """`json`: every line `serve` writes is one JSON object (`bot.logs`), for a log stack."""
 
     @field_validator("public_url")
     @classmethod

@@ -222,7 +222,14 @@ async def test_openapi_describes_every_route(tmp_path: Path) -> None:
     async with program(config_for(tmp_path)) as (running, _):
         _, document = await call("GET", f"{running.base_url}/openapi.json")
     assert document["openapi"].startswith("3.1")
-    assert set(document["paths"]) == {"/v1/questions", "/v1/questions/{id}", "/v1/permissions", "/v1/notes"}
+    assert set(document["paths"]) == {
+        "/v1/questions",
+        "/v1/questions/{id}",
+        "/v1/permissions",
+        "/v1/notes",
+        "/metrics",
+        "/healthz",
+    }
     assert {"AskBody", "PermissionBody", "PermissionWire", "Rule", "NoteBody"} <= set(document["components"]["schemas"])
 
 
@@ -275,3 +282,20 @@ async def test_an_ask_reaching_a_stopping_process_gets_503_stopping_and_stores_n
     assert (status, body["error"]["code"]) == (503, "STOPPING")
     assert "ask again" in body["error"]["message"]
     assert stored == []
+
+
+async def test_a_method_a_path_does_not_take_is_405_before_anything_about_its_body(tmp_path: Path) -> None:
+    async with program(config_for(tmp_path)) as (running, _):
+        url = f"{running.base_url}/v1/questions/q_any"
+        async with aiohttp.ClientSession() as session, session.post(url, data=b"plain text") as response:
+            status, allow, body = response.status, response.headers.get("Allow"), await response.json()
+    assert (status, allow, body["error"]["code"]) == (405, "DELETE, GET, HEAD", "METHOD_NOT_ALLOWED")
+
+
+@pytest.mark.parametrize("multi", [0, 1, "true", None])
+async def test_a_body_is_read_with_json_s_own_types(tmp_path: Path, multi: object) -> None:
+    body = {"questions": [{"id": "go", "question": "Deploy?", "multiSelect": multi}]}
+    async with program(config_for(tmp_path)) as (running, _):
+        status, refused = await call("POST", f"{running.base_url}/v1/questions", body)
+    assert (status, refused["error"]["code"]) == (422, "BAD_REQUEST")
+    assert refused["error"]["message"].startswith("questions[0].multiSelect: ")
