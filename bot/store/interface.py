@@ -12,6 +12,7 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any, Protocol
 
+from bot.store.chain import ChainRow
 from bot.store.records import (
     Approval,
     AuditEvent,
@@ -124,6 +125,8 @@ class AsyncStore(Protocol):
         limit: int = 200,
         after_seq: int = 0,
     ) -> list[AuditEvent]: ...
+
+    async def audit_rows(self, *, after_seq: int = 0, limit: int = 1000) -> list[ChainRow]: ...
 
     async def first_sight(self, channel: str, key: str, *, now: datetime | None = None) -> bool: ...
 

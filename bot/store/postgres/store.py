@@ -25,6 +25,7 @@ from typing import Any, LiteralString, cast
 import psycopg
 from psycopg import AsyncConnection, AsyncCursor, sql
 
+from bot.store.chain import ChainRow
 from bot.store.errors import StoreError, key_taken
 from bot.store.postgres.groups import (
     ADD_DELIVERIES,
@@ -40,6 +41,7 @@ from bot.store.postgres.pool import PostgresConnections
 from bot.store.postgres.rows import (
     APPEND_AUDIT,
     audit_row,
+    chain_row,
     check_kind,
     conditions,
     event_from_row,
@@ -409,7 +411,8 @@ class PostgresStore(PostgresConnections):
                 cursor = await db.execute(APPEND_AUDIT, (*row, *AUDIT_LOCK))
                 appended = await cursor.fetchone()
                 assert appended is not None
-                return event_from_row((appended[0], *row))
+                seq, prev, digest = appended
+                return event_from_row((seq, *row, prev, digest))
             except psycopg.errors.ForeignKeyViolation:
                 raise StoreError(f"no question {question_id} in the store") from None
 
@@ -419,7 +422,8 @@ class PostgresStore(PostgresConnections):
             cursor = await db.execute(APPEND_AUDIT, (*row, *AUDIT_LOCK))
             appended = await cursor.fetchone()
             assert appended is not None
-            return event_from_row((appended[0], *row))
+            seq, prev, digest = appended
+            return event_from_row((seq, *row, prev, digest))
 
     async def history(
         self,
@@ -443,13 +447,22 @@ class PostgresStore(PostgresConnections):
             ("a.kind = ANY(%s)", list(kinds) if kinds else None),
         )
         query = sql.SQL(
-            "SELECT seq, at, question_id, kind, channel, actor, detail_json FROM audit a WHERE {} "
+            "SELECT seq, at, question_id, kind, channel, actor, detail_json, prev, hash FROM audit a WHERE {} "
             "ORDER BY a.seq LIMIT greatest(%s, 0)"
         ).format(where)
         async with self._connection() as db:
             cursor = await db.execute(query, (*params, limit))
             rows = await cursor.fetchall()
         return [event_from_row(row) for row in rows]
+
+    async def audit_rows(self, *, after_seq: int = 0, limit: int = 1000) -> list[ChainRow]:
+        async with self._connection() as db:
+            cursor = await db.execute(
+                "SELECT seq, at, question_id, kind, channel, actor, detail_json, prev, hash FROM audit "
+                "WHERE seq > %s ORDER BY seq LIMIT greatest(%s, 0)",
+                (after_seq, limit),
+            )
+            return [chain_row(row) for row in await cursor.fetchall()]
 
     # -- events received ---------------------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any, TypeVar
 
+from bot.store.chain import ChainRow
 from bot.store.records import (
     Approval,
     AuditEvent,
@@ -239,6 +240,9 @@ class SqliteStore:
         return self.sync.history(
             question_id=question_id, agent_id=agent_id, kinds=kinds, limit=limit, after_seq=after_seq
         )
+
+    async def audit_rows(self, *, after_seq: int = 0, limit: int = 1000) -> list[ChainRow]:
+        return self.sync.audit_rows(after_seq=after_seq, limit=limit)
 
     async def first_sight(self, channel: str, key: str, *, now: datetime | None = None) -> bool:
         return await self._write(lambda: self.sync.first_sight(channel, key, now=now))

@@ -130,6 +130,12 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
     BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
     """,
+    # The audit log as a hash chain (`bot.store.chain`): each row written from now on keeps the previous row's hash
+    # and its own. Rows written before keep NULLs; the chain starts at the first row written after this migration.
+    """
+    ALTER TABLE audit ADD COLUMN prev TEXT;
+    ALTER TABLE audit ADD COLUMN hash TEXT;
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes `PRAGMA user_version` from n to n + 1. Only ever append."""
 

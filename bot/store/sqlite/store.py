@@ -14,6 +14,7 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any, cast, get_args
 
+from bot.store.chain import GENESIS, ChainRow, chain_hash
 from bot.store.errors import StoreError as StoreError
 from bot.store.errors import StoreUnavailable as StoreUnavailable
 from bot.store.errors import key_taken
@@ -67,7 +68,7 @@ class Store(StoreFile):
         agent_id = record.agent.id if record.agent else None
         now = _ts(utc_now())
         detail = asked_detail(agent_id, [item.id for item in record.questions])
-        asked = (now, question_id, "asked", None, None, detail)
+        asked: _Row = (now, question_id, "asked", None, None, detail)
         with self._write() as db:
             try:
                 db.execute(
@@ -77,12 +78,14 @@ class Store(StoreFile):
             except sqlite3.IntegrityError:
                 raise StoreError(f"question {question_id} already exists in the store") from None
             if delivery is None:
-                db.execute(_INSERT_AUDIT, asked)
+                db.execute(_INSERT_AUDIT, _chained(db, asked)[0])
                 return
             channel, key, ref = delivery
             _insert_delivery(db, question_id, channel, key, json.dumps(ref), now)
             # Both events in one statement, in this order (their seqs): asked, then delivered.
-            db.execute(_INSERT_TWO_AUDITS, (*asked, now, question_id, "delivered", channel, None, key_detail(key)))
+            shown: _Row = (now, question_id, "delivered", channel, None, key_detail(key))
+            first, second = _chained(db, asked, shown)
+            db.execute(_INSERT_TWO_AUDITS, (*first, *second))
 
     def get_question(self, id: str) -> QuestionRecord | None:
         with self._read() as db:
@@ -237,7 +240,7 @@ class Store(StoreFile):
         now = _ts(created_at)
         with self._write() as db:
             _insert_delivery(db, question_id, channel, key, stored, now)
-            db.execute(_INSERT_AUDIT, (now, question_id, "delivered", channel, None, key_detail(key)))
+            db.execute(_INSERT_AUDIT, _chained(db, (now, question_id, "delivered", channel, None, key_detail(key)))[0])
         # `ref` as a later read returns it (JSON turns tuples into lists); built as stored, so not validated again.
         return Delivery.model_construct(
             question_id=question_id, channel=channel, key=key, ref=json.loads(stored), created_at=created_at
@@ -365,6 +368,15 @@ class Store(StoreFile):
             rows = db.execute(sql, (*params, limit)).fetchall()
         return [_event_from_row(row) for row in rows]
 
+    def audit_rows(self, *, after_seq: int = 0, limit: int = 1000) -> list[ChainRow]:
+        """Audit rows exactly as stored, chain columns included, oldest first: for `--verify` and `--export`."""
+        sql = (
+            "SELECT seq, at, question_id, kind, channel, actor, detail_json, prev, hash FROM audit "
+            "WHERE seq > ? ORDER BY seq LIMIT max(?, 0)"
+        )
+        with self._read() as db:
+            return [ChainRow(*row) for row in db.execute(sql, (after_seq, limit))]
+
     # -- learned rules -------------------------------------------------------------------------------------------------
 
     def learned_rules(self) -> list[LearnedRule]:
@@ -430,13 +442,33 @@ class Store(StoreFile):
         """Insert one audit row; returns it as a later read would (the caller builds an AuditEvent only if needed)."""
         if kind not in _AUDIT_KINDS:
             raise ValueError(f"unknown audit kind {kind!r}")
-        row = (_ts(utc_now()), question_id, kind, channel, actor, json.dumps(detail))
-        cursor = db.execute(_INSERT_AUDIT, row)
-        return (cursor.lastrowid, *row)
+        row = _chained(db, (_ts(utc_now()), question_id, kind, channel, actor, json.dumps(detail)))[0]
+        db.execute(_INSERT_AUDIT, row)
+        return row
 
 
-_INSERT_AUDIT = "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) VALUES (?, ?, ?, ?, ?, ?)"
-_INSERT_TWO_AUDITS = f"{_INSERT_AUDIT}, (?, ?, ?, ?, ?, ?)"
+_Row = tuple[str, str | None, str, str | None, str | None, str]
+"""An audit row before it is chained: at, question_id, kind, channel, actor, detail_json."""
+
+_INSERT_AUDIT = (
+    "INSERT INTO audit (seq, at, question_id, kind, channel, actor, detail_json, prev, hash) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_TWO_AUDITS = f"{_INSERT_AUDIT}, (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+def _chained(db: sqlite3.Connection, *rows: _Row) -> list[tuple[Any, ...]]:
+    """The rows to append, in order, each with its seq, `prev` and `hash` after the log's last row (read inside the
+    write transaction, whose lock keeps every other writer out until the commit)."""
+    last = db.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+    seq, prev = (0, GENESIS) if last is None else (int(last[0]), last[1] or GENESIS)
+    chained: list[tuple[Any, ...]] = []
+    for at, question_id, kind, channel, actor, detail in rows:
+        seq += 1
+        digest = chain_hash(prev, seq, at, question_id, kind, channel, actor, detail)
+        chained.append((seq, at, question_id, kind, channel, actor, detail, prev, digest))
+        prev = digest
+    return chained
 
 
 def _where(*filters: tuple[Any, ...]) -> tuple[str, list[Any]]:
@@ -488,7 +520,15 @@ def _require_exists(db: sqlite3.Connection, id: str) -> None:
 
 
 def _event_from_row(row: tuple[Any, ...]) -> AuditEvent:
-    seq, at, question_id, kind, channel, actor, detail = row
+    seq, at, question_id, kind, channel, actor, detail, prev, digest = row
     return AuditEvent(
-        seq=seq, at=at, question_id=question_id, kind=kind, channel=channel, actor=actor, detail=json.loads(detail)
+        seq=seq,
+        at=at,
+        question_id=question_id,
+        kind=kind,
+        channel=channel,
+        actor=actor,
+        detail=json.loads(detail),
+        prev=prev,
+        hash=digest,
     )
