@@ -193,6 +193,23 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER audit_chained BEFORE INSERT ON audit
         FOR EACH ROW EXECUTE FUNCTION handraise_audit_chained();
     """,
+    # Webhook deliveries (`bot.store.webhook_queue`), as in the SQLite store: queued in the statement of the event
+    # they announce, claimed by one replica each (`bot.store.postgres.webhooks`).
+    """
+    CREATE TABLE webhook_deliveries (
+        id text PRIMARY KEY,
+        webhook text NOT NULL,
+        question_id text NOT NULL,
+        event text NOT NULL,
+        record_json text NOT NULL,
+        created_at timestamptz NOT NULL,
+        due_at timestamptz NOT NULL,
+        attempts integer NOT NULL DEFAULT 0,
+        state text NOT NULL DEFAULT 'pending',
+        last_error text
+    );
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (due_at) WHERE state = 'pending';
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes the stored version from n to n + 1. Only ever append."""
 

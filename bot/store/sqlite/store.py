@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection
-from datetime import UTC, datetime
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast, get_args
 
 from bot.store.chain import GENESIS, ChainRow, chain_hash
@@ -40,6 +40,8 @@ from bot.store.sqlite.learned import delete_learned, insert_learned, select_lear
 from bot.store.sqlite.schema import APPLICATION_ID as APPLICATION_ID
 from bot.store.sqlite.schema import MIGRATIONS as MIGRATIONS
 from bot.store.sqlite.schema import SCHEMA_VERSION as SCHEMA_VERSION
+from bot.store.sqlite.webhooks import any_due, claim_deliveries, finish_delivery, queue_deliveries
+from bot.store.webhook_queue import WebhookDelivery, WebhookOutcome, WebhookTarget, queued_for
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 _AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
@@ -55,6 +57,9 @@ class Store(StoreFile):
     """The handraise SQLite store. Open with `Store.open(path)`; safe to share between threads of one process and
     between processes on one file."""
 
+    webhooks: tuple[WebhookTarget, ...] = ()
+    """The webhooks whose deliveries asks and resolutions queue in their own transaction (`bot.webhooks`)."""
+
     # -- questions -------------------------------------------------------------------------------------------------
 
     def create_question(self, record: QuestionRecord, delivery: NewDelivery | None = None) -> None:
@@ -69,14 +74,17 @@ class Store(StoreFile):
         now = _ts(utc_now())
         detail = asked_detail(agent_id, [item.id for item in record.questions])
         asked: _Row = (now, question_id, "asked", None, None, detail)
+        stored = _record_json(record)
         with self._write() as db:
             try:
                 db.execute(
                     "INSERT INTO questions VALUES (?, ?, ?, ?, ?)",
-                    (question_id, _ts(record.created_at), agent_id, record.status, _record_json(record)),
+                    (question_id, _ts(record.created_at), agent_id, record.status, stored),
                 )
             except sqlite3.IntegrityError:
                 raise StoreError(f"question {question_id} already exists in the store") from None
+            if self.webhooks and (urls := queued_for(self.webhooks, "asked")):
+                queue_deliveries(db, urls, question_id, "asked", stored, record.created_at)
             if delivery is None:
                 db.execute(_INSERT_AUDIT, _chained(db, asked)[0])
                 return
@@ -223,6 +231,8 @@ class Store(StoreFile):
                 resolved = candidate
             if learn is not None:
                 insert_learned(db, learn)
+            if self.webhooks and (urls := queued_for(self.webhooks, status)):
+                queue_deliveries(db, urls, id, status, _record_json(resolved), update["resolved_at"])
             # Each final status is audited under the kind of the same name.
             detail = {"code": error_code, "message": error_message} if answer_wire is None else {"answer": answer_wire}
             self._append(db, id, cast(AuditKind, status), via, by, detail)
@@ -376,6 +386,37 @@ class Store(StoreFile):
         )
         with self._read() as db:
             return [ChainRow(*row) for row in db.execute(sql, (after_seq, limit))]
+
+    # -- webhook deliveries (bot/store/webhook_queue.py) -----------------------------------------------------------
+
+    def claim_webhooks(
+        self, urls: Sequence[str], *, lease_seconds: float, limit: int, now: datetime | None = None
+    ) -> list[WebhookDelivery]:
+        """Claim the deliveries to `urls` that are due, oldest first (at most `limit`), each leased for
+        `lease_seconds`. Checked by a read first: an idle queue costs no write."""
+        moment = now or utc_now()
+        if not urls:
+            return []
+        with self._read() as db:
+            if not any_due(db, urls, moment):
+                return []
+        with self._write() as db:
+            return claim_deliveries(db, urls, moment, lease_seconds, limit)
+
+    def finish_webhook(
+        self,
+        id: str,
+        attempt: int,
+        outcome: WebhookOutcome,
+        *,
+        retry_in: float | None = None,
+        error: str | None = None,
+    ) -> bool:
+        """Record how attempt `attempt` ended: delivered, retried in `retry_in` seconds, or failed for good. False
+        when that attempt is no longer the delivery's latest (its lease ran out)."""
+        due = utc_now() + timedelta(seconds=retry_in) if retry_in is not None else None
+        with self._write() as db:
+            return finish_delivery(db, id, attempt, outcome, due, error)
 
     # -- learned rules -------------------------------------------------------------------------------------------------
 
