@@ -37,6 +37,7 @@ from bot.settings.secrets import resolve_secret
 from bot.store.interface import AsyncStore
 from bot.store.open import open_store
 from bot.store.records import QuestionRecord
+from bot.webhooks.sender import Webhook, WebhookSender, WebhookTiming
 from core import AgentRegistry, Context, ErrorCode, PluginHandle, UserQuestionService
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,8 @@ class Running:
     ctx: Context
     waiting: WaitingCap
     replica: Replica
+    webhooks: WebhookSender | None = None
+    """The webhook sender, when the config has `[[webhooks]]` (set its `on_attempt` to count attempts)."""
 
 
 async def abandon_local_questions(installation: Installation, claimed: list[QuestionRecord]) -> int:
@@ -86,6 +89,7 @@ class _Started:
     waits: TaskBag = field(default_factory=TaskBag)
     runner: web.AppRunner | None = None
     replica: Replica | None = None
+    webhooks: WebhookSender | None = None
     lease_lost: list[LeaseLost] = field(default_factory=list)
     """The lease this replica lost, once it has: raised once everything here has stopped."""
 
@@ -109,13 +113,14 @@ async def running(
     mcp_timing: Timing | None = None,
     store: AsyncStore | None = None,
     feed_timing: FeedTiming | None = None,
+    webhook_timing: WebhookTiming | None = None,
 ) -> AsyncIterator[Running]:
     """Start everything, yield where it listens, and stop it cleanly on exit; pending questions stay stored.
 
     `mcp_timing` shortens /mcp's default wait and progress interval (for tests). `store` is one already open (opening
     PostgreSQL is asynchronous, so it happens before the plugins install); the caller closes it. Without it the
     SQLite store at `[store] path` is opened and closed here. `feed_timing` shortens the change feed's re-checks
-    (PostgreSQL: other replicas' changes).
+    (PostgreSQL: other replicas' changes). `webhook_timing` shortens the webhook sender's polls and retries.
     """
     ctx = Context()
     ctx.plugin(AgentRegistry)
@@ -125,6 +130,8 @@ async def running(
     assert isinstance(installation, Installation)
     started = _Started(handle, installation)
     try:
+        # Before anything listens: from the first ask on, the store queues the deliveries the webhooks want.
+        started.webhooks = webhook_sender(config, installation.store, webhook_timing)
         endpoints = _endpoints(config, ctx, installation, started.waits, mcp_timing)
         started.runner = web.AppRunner(endpoints.app, handle_signals=False, access_log=None)
         await started.runner.setup()
@@ -136,12 +143,23 @@ async def running(
         background = _running_in_background(started, replica, endpoints.remote, feed_timing)
         async with background as resumed, endpoints.mcp.running():
             links = installation.links(base_url)
-            yield Running(base_url, links, resumed, installation, endpoints.remote, ctx, endpoints.cap, replica)
+            yield Running(
+                base_url, links, resumed, installation, endpoints.remote, ctx, endpoints.cap, replica, started.webhooks
+            )
         if started.lease_lost:
             raise started.lease_lost[0]
     finally:
         with anyio.CancelScope(shield=True):
             await _stop(started)
+
+
+def webhook_sender(config: Config, store: AsyncStore, timing: WebhookTiming | None) -> WebhookSender | None:
+    """The sender of the config's `[[webhooks]]`, subscribed to the store; None without any. The secrets were
+    checked when the config was loaded."""
+    if not config.webhooks:
+        return None
+    hooks = [Webhook(hook.url, frozenset(hook.events), resolve_secret(hook.secret_env)) for hook in config.webhooks]
+    return WebhookSender(store, hooks, timing or WebhookTiming.from_environment())
 
 
 def _endpoints(
@@ -205,6 +223,8 @@ async def _running_in_background(
         resumed = remote.resume(claimed)
         tasks.start_soon(keep_replica)
         tasks.start_soon(installation.run)
+        if started.webhooks is not None:
+            tasks.start_soon(started.webhooks.run)
         try:
             yield resumed
         finally:
