@@ -153,3 +153,37 @@ def test_the_backoff_starts_at_10_seconds_and_doubles_to_an_hour() -> None:
     assert timing.first_retry_seconds + timing.poll_seconds <= 15
     assert timing.poll_seconds <= 10 and timing.lease_seconds + timing.poll_seconds <= 30
     assert timing.give_up_seconds >= 24 * 3600
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [
+        ('url = "not a url"\nsecret_env = "S"', "webhooks[0].url"),
+        ('url = "https://a b.example.org"\nsecret_env = "S"', "webhooks[0].url"),
+        ('url = "javascript:alert(1)"\nsecret_env = "S"', "webhooks[0].url"),
+        ('url = "https://a.example.org"\nsecret_env = "S"\nevents = ["paid"]', "webhooks[0].events[0]"),
+        ('url = "https://a.example.org"\nsecret_env = "S"\nevents = []', "webhooks[0].events"),
+        ('url = "https://a.example.org"\nsecret = "hunter2"', "webhooks[0].secret"),
+        ('url = "https://a.example.org"\nsecret_env = "whsec_123 456"', "webhooks[0].secret_env"),
+        ('url = "https://a.example.org"', "webhooks[0].secret_env"),
+        (
+            'url = "https://a.example.org"\nsecret_env = "S"\n'
+            '[[webhooks]]\nurl = "https://a.example.org"\nsecret_env = "S"',
+            "webhooks[1].url",
+        ),
+    ],
+)
+def test_a_bad_webhook_table_is_one_config_error_naming_the_key(table: str, key: str) -> None:
+    from bot.config import parse_config
+    from bot.settings.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        parse_config(f"[[webhooks]]\n{table}\n", environ={"S": "x"})
+    assert refused.value.key == key and "\n" not in str(refused.value)
+
+
+def test_the_events_default_to_the_three_resolutions() -> None:
+    from bot.config import parse_config
+
+    config = parse_config('[[webhooks]]\nurl = "https://a.example.org"\nsecret_env = "S"\n', environ={"S": "x"})
+    assert config.webhooks[0].events == ["answered", "cancelled", "expired"]
