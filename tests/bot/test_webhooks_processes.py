@@ -5,24 +5,19 @@ checked in test_webhooks.py."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sqlite3
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import anyio
 import pytest
-from anyio.abc import Process
 
-from bot.webhooks.sender import TIMING_FOR_TESTS
-
+from .serve_process import kill_9, read, serve
 from .webhook_receiver import SECRET, receiving
 
 pytestmark = pytest.mark.anyio
@@ -30,6 +25,7 @@ pytestmark = pytest.mark.anyio
 BANNER = re.compile(r"handraise is serving (http://\S+)")
 URL_ENV = "HANDRAISE_DATABASE_URL"
 FAST: dict[str, float] = {"poll_seconds": 0.1, "first_retry_seconds": 0.2, "lease_seconds": 1.5, "attempt_seconds": 30}
+HOOK = {"HOOK_SECRET": SECRET}
 ASK = {"questions": [{"id": "q1", "question": "Deploy v2?", "options": [{"label": "Yes"}]}]}
 
 
@@ -41,36 +37,6 @@ def write_config(tmp_path: Path, url: str, *, postgres: bool = False, events: st
     return config
 
 
-@asynccontextmanager
-async def serve(
-    config: Path, log: Path, timing: dict[str, float], env: dict[str, str] | None = None
-) -> AsyncIterator[tuple[Process, str]]:
-    """`handraise serve` in a process of its own, up once it printed its banner; stopped with SIGTERM if alive."""
-    environment = os.environ | {"PYTHONUNBUFFERED": "1", "HOOK_SECRET": SECRET, TIMING_FOR_TESTS: json.dumps(timing)}
-    with log.open("a") as out:
-        command = [sys.executable, "-m", "bot.cli", "serve", "--config", str(config)]
-        process = await anyio.open_process(command, stdout=out, stderr=out, env=environment | (env or {}))
-    try:
-        with anyio.fail_after(60):
-            while not (found := BANNER.search(read(log))):
-                assert process.returncode is None, read(log)
-                await anyio.sleep(0.05)
-        yield process, found[1]
-    finally:
-        if process.returncode is None:
-            process.terminate()
-            with anyio.move_on_after(20):
-                await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-
-
-async def kill_9(process: Process) -> None:
-    process.kill()
-    await process.wait()
-
-
 async def ask_and_cancel(session: aiohttp.ClientSession, base: str, cancel_at: str | None = None) -> str:
     async with session.post(f"{base}/v1/questions", json=ASK) as reply:
         assert reply.status == 202
@@ -78,10 +44,6 @@ async def ask_and_cancel(session: aiohttp.ClientSession, base: str, cancel_at: s
     async with session.delete(f"{cancel_at or base}/v1/questions/{question_id}") as reply:
         assert reply.status == 200
     return question_id
-
-
-def read(log: Path) -> str:
-    return log.read_text()
 
 
 def stored_bytes(folder: Path) -> bytes:
@@ -135,13 +97,13 @@ async def test_kill_9_before_the_delivery_loses_nothing(tmp_path: Path) -> None:
     async with receiving() as receiver, aiohttp.ClientSession() as session:
         config = write_config(tmp_path, receiver.url)
         asleep = FAST | {"poll_seconds": 3600}  # it reads the queue once at start, then not for an hour
-        async with serve(config, log, asleep) as (process, base):
+        async with serve(config, log, asleep, HOOK) as (process, base):
             question_id = await ask_and_cancel(session, base)
             await anyio.sleep(0.5)
             assert receiver.got == []
             await kill_9(process)
         assert deliveries_in(tmp_path / "handraise.db") == [("cancelled", "pending", 0)]
-        async with serve(config, log, FAST):
+        async with serve(config, log, FAST, HOOK):
             await receiver.wait_for(1)
             await anyio.sleep(0.5)
     [got] = receiver.got
@@ -155,13 +117,13 @@ async def test_kill_9_during_a_delivery_sends_it_again_with_the_same_id(tmp_path
     async with receiving() as receiver, aiohttp.ClientSession() as session:
         receiver.hold = True
         config = write_config(tmp_path, receiver.url)
-        async with serve(config, log, FAST) as (process, base):
+        async with serve(config, log, FAST, HOOK) as (process, base):
             await ask_and_cancel(session, base)
             with anyio.fail_after(20):
                 await receiver.arrived.wait()
             await kill_9(process)  # the attempt is under way: the receiver holds it
         receiver.release()
-        async with serve(config, log, FAST):
+        async with serve(config, log, FAST, HOOK):
             await receiver.wait_for(2)
             await anyio.sleep(0.5)  # several polls and more than the lease: nothing more comes
     first, second = receiver.got
@@ -173,7 +135,7 @@ async def test_kill_9_during_a_delivery_sends_it_again_with_the_same_id(tmp_path
 
 async def test_two_replicas_on_one_postgresql_send_each_delivery_once(tmp_path: Path, postgres_url: str) -> None:
     logs = [tmp_path / "one.log", tmp_path / "two.log"]
-    env = {URL_ENV: postgres_url}
+    env = HOOK | {URL_ENV: postgres_url}
     async with receiving() as receiver, aiohttp.ClientSession() as session:
         receiver.statuses = [500, 503]  # two retries among them, taken by whichever replica is free
         config = write_config(tmp_path, receiver.url, postgres=True, events='events = ["asked", "cancelled"]\n')
