@@ -36,11 +36,11 @@ class ChainRow(NamedTuple):
     hash: str | None
 
 
-def _field(value: str | None) -> bytes:
+def _field(value: str | None) -> str:
     if value is None:
-        return b"-,"
-    data = value.encode("utf-8", "surrogatepass")
-    return b"%d:%s," % (len(data), data)
+        return "-,"
+    # An ASCII string's length is its length in UTF-8 bytes (most fields: ids, kinds, times, JSON with \u escapes).
+    return f"{len(value) if value.isascii() else len(value.encode('utf-8', 'surrogatepass'))}:{value},"
 
 
 def chain_hash(
@@ -54,8 +54,9 @@ def chain_hash(
     detail_json: str,
 ) -> str:
     """The hash of one row given the previous row's (the module's docstring says the encoding)."""
-    fields = (prev, str(seq), at, question_id, kind, channel, actor, detail_json)
-    return hashlib.sha256(b"".join(_field(value) for value in fields)).hexdigest()
+    text = f"{_field(prev)}{len(str(seq))}:{seq},{_field(at)}{_field(question_id)}{_field(kind)}"
+    text += f"{_field(channel)}{_field(actor)}{_field(detail_json)}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def row_hash(row: ChainRow, prev: str) -> str:

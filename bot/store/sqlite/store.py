@@ -57,6 +57,8 @@ class Store(StoreFile):
     """The handraise SQLite store. Open with `Store.open(path)`; safe to share between threads of one process and
     between processes on one file."""
 
+    _chain_head: tuple[int, str | None] = (0, None)
+    """The audit log's last row as this store last wrote it (seq, hash); seq 0: not known (see `_chain`)."""
     webhooks: tuple[WebhookTarget, ...] = ()
     """The webhooks whose deliveries asks and resolutions queue in their own transaction (`bot.webhooks`)."""
 
@@ -86,14 +88,13 @@ class Store(StoreFile):
             if self.webhooks and (urls := queued_for(self.webhooks, "asked")):
                 queue_deliveries(db, urls, question_id, "asked", stored, record.created_at)
             if delivery is None:
-                db.execute(_INSERT_AUDIT, _chained(db, asked)[0])
+                self._chain(db, asked)
                 return
             channel, key, ref = delivery
             _insert_delivery(db, question_id, channel, key, json.dumps(ref), now)
             # Both events in one statement, in this order (their seqs): asked, then delivered.
             shown: _Row = (now, question_id, "delivered", channel, None, key_detail(key))
-            first, second = _chained(db, asked, shown)
-            db.execute(_INSERT_TWO_AUDITS, (*first, *second))
+            self._chain(db, asked, shown)
 
     def get_question(self, id: str) -> QuestionRecord | None:
         with self._read() as db:
@@ -250,7 +251,7 @@ class Store(StoreFile):
         now = _ts(created_at)
         with self._write() as db:
             _insert_delivery(db, question_id, channel, key, stored, now)
-            db.execute(_INSERT_AUDIT, _chained(db, (now, question_id, "delivered", channel, None, key_detail(key)))[0])
+            self._chain(db, (now, question_id, "delivered", channel, None, key_detail(key)))
         # `ref` as a later read returns it (JSON turns tuples into lists); built as stored, so not validated again.
         return Delivery.model_construct(
             question_id=question_id, channel=channel, key=key, ref=json.loads(stored), created_at=created_at
@@ -483,26 +484,56 @@ class Store(StoreFile):
         """Insert one audit row; returns it as a later read would (the caller builds an AuditEvent only if needed)."""
         if kind not in _AUDIT_KINDS:
             raise ValueError(f"unknown audit kind {kind!r}")
-        row = _chained(db, (_ts(utc_now()), question_id, kind, channel, actor, json.dumps(detail)))[0]
-        db.execute(_INSERT_AUDIT, row)
-        return row
+        return self._chain(db, (_ts(utc_now()), question_id, kind, channel, actor, json.dumps(detail)))[0]
+
+    def _chain(self, db: sqlite3.Connection, *rows: _Row) -> list[tuple[Any, ...]]:
+        """Append `rows` (one or two) to the audit log, chained after its last row; returns them as stored.
+
+        The last row is usually the one this store appended last, so its seq and hash are kept here and the INSERT
+        itself checks that they are still the last (no other process appended, no rollback undid it) instead of a
+        query first; when they are not, the last row is read and the rows inserted after it. Either way inside the
+        write transaction, whose lock keeps every other writer out until the commit.
+        """
+        last_seq, last_hash = self._chain_head
+        if last_seq > 0:
+            chained = _chained(last_seq, last_hash, rows)
+            guarded = _GUARDED_INSERTS[len(rows)]
+            if db.execute(
+                guarded, (*(value for row in chained for value in row), last_seq, last_hash, last_seq)
+            ).rowcount:
+                self._chain_head = (chained[-1][0], chained[-1][-1])
+                return chained
+        last = db.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+        last_seq, last_hash = (0, None) if last is None else (int(last[0]), last[1])
+        chained = _chained(last_seq, last_hash, rows)
+        db.execute(_INSERTS[len(rows)], tuple(value for row in chained for value in row))
+        self._chain_head = (chained[-1][0], chained[-1][-1])
+        return chained
 
 
 _Row = tuple[str, str | None, str, str | None, str | None, str]
 """An audit row before it is chained: at, question_id, kind, channel, actor, detail_json."""
 
-_INSERT_AUDIT = (
-    "INSERT INTO audit (seq, at, question_id, kind, channel, actor, detail_json, prev, hash) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_COLUMNS = "seq, at, question_id, kind, channel, actor, detail_json, prev, hash"
+_ONE = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERTS = {
+    1: f"INSERT INTO audit ({_COLUMNS}) VALUES {_ONE}",
+    2: f"INSERT INTO audit ({_COLUMNS}) VALUES {_ONE}, {_ONE}",
+}
+_STILL_LAST = (
+    "EXISTS (SELECT 1 FROM audit WHERE seq = ? AND hash IS ?) AND NOT EXISTS (SELECT 1 FROM audit WHERE seq > ?)"
 )
-_INSERT_TWO_AUDITS = f"{_INSERT_AUDIT}, (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_GUARDED_INSERTS = {
+    1: f"INSERT INTO audit ({_COLUMNS}) SELECT * FROM (VALUES {_ONE}) WHERE {_STILL_LAST}",
+    2: f"INSERT INTO audit ({_COLUMNS}) SELECT * FROM (VALUES {_ONE}, {_ONE}) WHERE {_STILL_LAST}",
+}
+"""The same, only when the row `(seq, hash)` given is still the log's last."""
 
 
-def _chained(db: sqlite3.Connection, *rows: _Row) -> list[tuple[Any, ...]]:
-    """The rows to append, in order, each with its seq, `prev` and `hash` after the log's last row (read inside the
-    write transaction, whose lock keeps every other writer out until the commit)."""
-    last = db.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
-    seq, prev = (0, GENESIS) if last is None else (int(last[0]), last[1] or GENESIS)
+def _chained(last_seq: int, last_hash: str | None, rows: tuple[_Row, ...]) -> list[tuple[Any, ...]]:
+    """`rows` with their seqs, `prev` and `hash`, after the row `(last_seq, last_hash)` (0 and None: none; a hash of
+    None: a row from before the chain, so the chain starts again from 64 zeros)."""
+    seq, prev = last_seq, last_hash or GENESIS
     chained: list[tuple[Any, ...]] = []
     for at, question_id, kind, channel, actor, detail in rows:
         seq += 1
