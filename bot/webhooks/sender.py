@@ -126,6 +126,10 @@ class WebhookSender:
         async def attempt() -> None:
             try:
                 await self._attempt(session, delivery)
+            except Exception:
+                # A delivery handraise cannot make (a bug of its own) must not stop serve: its lease runs out and it
+                # is tried again, and the traceback says why.
+                log.exception("webhook %s could not be attempted", delivery.id)
             finally:
                 self._in_flight -= 1
 

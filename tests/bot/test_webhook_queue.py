@@ -129,3 +129,18 @@ async def test_without_webhooks_nothing_is_queued(reopen: Opener) -> None:
     await store.create_question(asked)
     await store.resolve(asked.id, "expired", error_code="EXPIRED", error_message="too late")
     assert await store.claim_webhooks(URLS, lease_seconds=60, limit=10) == []
+
+
+async def test_a_resolution_that_learns_a_rule_queues_its_deliveries_too(reopen: Opener) -> None:
+    from bot.store.records import LearnedRule
+
+    store = await reopen()
+    asked = record()
+    await store.create_question(asked)
+    await store.claim_webhooks(URLS, lease_seconds=60, limit=10)
+    rule = LearnedRule(id="learned-1", agent="claude", project="shop", tool="shell", request="ls", question_id=asked.id)
+    resolution = await store.resolve(asked.id, "answered", answer=answer(), by="alice", via="web", learn=rule)
+    assert resolution.won
+    claimed = await store.claim_webhooks(URLS, lease_seconds=60, limit=10)
+    assert sorted(one.webhook for one in claimed) == sorted(URLS)
+    assert {one.id for one in claimed} == {delivery_id(url, asked.id, "answered") for url in URLS}
