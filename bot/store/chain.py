@@ -36,13 +36,6 @@ class ChainRow(NamedTuple):
     hash: str | None
 
 
-def _field(value: str | None) -> str:
-    if value is None:
-        return "-,"
-    # An ASCII string's length is its length in UTF-8 bytes (most fields: ids, kinds, times, JSON with \u escapes).
-    return f"{len(value) if value.isascii() else len(value.encode('utf-8', 'surrogatepass'))}:{value},"
-
-
 def chain_hash(
     prev: str,
     seq: int,
@@ -54,9 +47,15 @@ def chain_hash(
     detail_json: str,
 ) -> str:
     """The hash of one row given the previous row's (the module's docstring says the encoding)."""
-    text = f"{_field(prev)}{len(str(seq))}:{seq},{_field(at)}{_field(question_id)}{_field(kind)}"
-    text += f"{_field(channel)}{_field(actor)}{_field(detail_json)}"
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    fields = (prev, str(seq), at, question_id, kind, channel, actor, detail_json)
+    text = "".join(["-," if value is None else f"{len(value)}:{value}," for value in fields])
+    if not text.isascii():  # then a length in characters is not one in UTF-8 bytes: count the bytes
+        text = "".join(["-," if value is None else f"{len(_utf8(value))}:{value}," for value in fields])
+    return hashlib.sha256(_utf8(text)).hexdigest()
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def row_hash(row: ChainRow, prev: str) -> str:

@@ -76,7 +76,7 @@ async def some_events(store: AsyncStore) -> None:
     await store.create_question(second)
     await store.add_delivery(second.id, "email", f"k-{second.id}", {"to": "ops@example.org"})
     await store.resolve(first.id, "answered", answer=answer(), by="alice", via="web", seen=first)
-    await store.audit(second.id, "escalated", channel="email", actor="bot", detail={"to": "slack\nnewline ü"})
+    await store.audit(second.id, "escalated", channel="email", actor="bøt ✓", detail={"to": "slack\nnewline ü"})
     await store.audit_rule(actor="agent-7", detail={"decision": "allow"})
     await store.resolve(second.id, "cancelled", error_code="ASK_CANCELLED", error_message="gone")
 
