@@ -235,3 +235,25 @@ def test_an_export_line_reads_back_as_the_same_row() -> None:
 def test_an_export_line_that_is_not_a_row_is_refused_naming_its_line(line: str) -> None:
     with pytest.raises(ExportError, match=r"^line 9"):
         read_export_line(line, 9)
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_an_append_undone_by_a_rollback_is_not_chained_to(tmp_path: Path, grouped: bool) -> None:
+    with Store.open(tmp_path / "handraise.db") as store:
+        store.audit_rule(actor="kept", detail={})
+
+        def appends_then_fails() -> None:
+            with store._write() as db:  # pyright: ignore[reportPrivateUsage]
+                store._chain(db, ("2024-05-01T12:00:00.000000+00:00", None, "rule", None, "undone", "{}"))  # pyright: ignore[reportPrivateUsage]
+                raise RuntimeError("the transaction is rolled back")
+
+        if grouped:
+            [(_, error)] = store.write_together([appends_then_fails])
+            assert isinstance(error, RuntimeError)
+        else:
+            with pytest.raises(RuntimeError):
+                appends_then_fails()
+        store.audit_rule(actor="after", detail={})
+        rows = store.audit_rows()
+    assert [row.actor for row in rows] == ["kept", "after"]
+    assert verify(rows).lines() == ["2 rows checked"]

@@ -489,18 +489,21 @@ class Store(StoreFile):
     def _chain(self, db: sqlite3.Connection, *rows: _Row) -> list[tuple[Any, ...]]:
         """Append `rows` (one or two) to the audit log, chained after its last row; returns them as stored.
 
-        The last row is usually the one this store appended last, so its seq and hash are kept here and the INSERT
-        itself checks that they are still the last (no other process appended, no rollback undid it) instead of a
-        query first; when they are not, the last row is read and the rows inserted after it. Either way inside the
-        write transaction, whose lock keeps every other writer out until the commit.
+        The last row is usually the one this store appended last, so its seq and hash are kept here (and forgotten
+        when a rollback may have undone it) instead of read first. Rows get seq = the last one's + 1, so a row
+        another process appended since takes that seq first and the insert fails on the primary key: then the last
+        row is read and the rows chained after it. Either way inside the write transaction, whose lock keeps every
+        other writer out until the commit.
         """
         last_seq, last_hash = self._chain_head
         if last_seq > 0:
             chained = _chained(last_seq, last_hash, rows)
-            guarded = _GUARDED_INSERTS[len(rows)]
-            if db.execute(
-                guarded, (*(value for row in chained for value in row), last_seq, last_hash, last_seq)
-            ).rowcount:
+            try:
+                db.execute(_INSERTS[len(rows)], (*chained[0], *chained[1]) if len(rows) == 2 else chained[0])
+            except sqlite3.IntegrityError as error:
+                if error.sqlite_errorcode != sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+                    raise
+            else:
                 self._chain_head = (chained[-1][0], chained[-1][-1])
                 return chained
         last = db.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
@@ -509,6 +512,9 @@ class Store(StoreFile):
         db.execute(_INSERTS[len(rows)], tuple(value for row in chained for value in row))
         self._chain_head = (chained[-1][0], chained[-1][-1])
         return chained
+
+    def _rolled_back(self) -> None:
+        self._chain_head = (0, None)
 
 
 _Row = tuple[str, str | None, str, str | None, str | None, str]
@@ -520,14 +526,6 @@ _INSERTS = {
     1: f"INSERT INTO audit ({_COLUMNS}) VALUES {_ONE}",
     2: f"INSERT INTO audit ({_COLUMNS}) VALUES {_ONE}, {_ONE}",
 }
-_STILL_LAST = (
-    "EXISTS (SELECT 1 FROM audit WHERE seq = ? AND hash IS ?) AND NOT EXISTS (SELECT 1 FROM audit WHERE seq > ?)"
-)
-_GUARDED_INSERTS = {
-    1: f"INSERT INTO audit ({_COLUMNS}) SELECT * FROM (VALUES {_ONE}) WHERE {_STILL_LAST}",
-    2: f"INSERT INTO audit ({_COLUMNS}) SELECT * FROM (VALUES {_ONE}, {_ONE}) WHERE {_STILL_LAST}",
-}
-"""The same, only when the row `(seq, hash)` given is still the log's last."""
 
 
 def _chained(last_seq: int, last_hash: str | None, rows: tuple[_Row, ...]) -> list[tuple[Any, ...]]:
