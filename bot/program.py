@@ -114,13 +114,15 @@ async def running(
     store: AsyncStore | None = None,
     feed_timing: FeedTiming | None = None,
     webhook_timing: WebhookTiming | None = None,
+    on_webhook_attempt: Callable[[str], None] | None = None,
 ) -> AsyncIterator[Running]:
     """Start everything, yield where it listens, and stop it cleanly on exit; pending questions stay stored.
 
     `mcp_timing` shortens /mcp's default wait and progress interval (for tests). `store` is one already open (opening
     PostgreSQL is asynchronous, so it happens before the plugins install); the caller closes it. Without it the
     SQLite store at `[store] path` is opened and closed here. `feed_timing` shortens the change feed's re-checks
-    (PostgreSQL: other replicas' changes). `webhook_timing` shortens the webhook sender's polls and retries.
+    (PostgreSQL: other replicas' changes). `webhook_timing` shortens the webhook sender's polls and retries;
+    `on_webhook_attempt(result)` hears every webhook attempt's result, "ok", "retry" or "failed" (for metrics).
     """
     ctx = Context()
     ctx.plugin(AgentRegistry)
@@ -131,7 +133,7 @@ async def running(
     started = _Started(handle, installation)
     try:
         # Before anything listens: from the first ask on, the store queues the deliveries the webhooks want.
-        started.webhooks = webhook_sender(config, installation.store, webhook_timing)
+        started.webhooks = webhook_sender(config, installation.store, webhook_timing, on_webhook_attempt)
         endpoints = _endpoints(config, ctx, installation, started.waits, mcp_timing)
         started.runner = web.AppRunner(endpoints.app, handle_signals=False, access_log=None)
         await started.runner.setup()
@@ -153,13 +155,21 @@ async def running(
             await _stop(started)
 
 
-def webhook_sender(config: Config, store: AsyncStore, timing: WebhookTiming | None) -> WebhookSender | None:
+def webhook_sender(
+    config: Config,
+    store: AsyncStore,
+    timing: WebhookTiming | None,
+    on_attempt: Callable[[str], None] | None = None,
+) -> WebhookSender | None:
     """The sender of the config's `[[webhooks]]`, subscribed to the store; None without any. The secrets were
     checked when the config was loaded."""
     if not config.webhooks:
         return None
     hooks = [Webhook(hook.url, frozenset(hook.events), resolve_secret(hook.secret_env)) for hook in config.webhooks]
-    return WebhookSender(store, hooks, timing or WebhookTiming.from_environment())
+    sender = WebhookSender(store, hooks, timing or WebhookTiming.from_environment())
+    if on_attempt is not None:
+        sender.on_attempt = on_attempt
+    return sender
 
 
 def _endpoints(

@@ -29,11 +29,18 @@ ASK = {"questions": [{"id": "q1", "question": "Deploy v2?", "options": [{"label"
 
 @asynccontextmanager
 async def serving(
-    tmp_path: Path, receiver: Receiver, events: str = "", timing: WebhookTiming = FAST
+    tmp_path: Path,
+    receiver: Receiver,
+    events: str = "",
+    timing: WebhookTiming = FAST,
+    results: list[str] | None = None,
 ) -> AsyncIterator[Running]:
     table = f'[[webhooks]]\nurl = "{receiver.url}"\nsecret_env = "HOOK_SECRET"\n{events}'
     config = config_for(tmp_path, table, environ={"HOOK_SECRET": SECRET})
-    async with running(config, channels=[RecordingChannel("web")], webhook_timing=timing) as started:
+    heard = results.append if results is not None else None
+    async with running(
+        config, channels=[RecordingChannel("web")], webhook_timing=timing, on_webhook_attempt=heard
+    ) as started:
         yield started
 
 
@@ -100,9 +107,11 @@ async def test_the_default_events_leave_asked_out(tmp_path: Path) -> None:
 
 async def test_failed_attempts_are_retried_with_the_same_id_and_body_until_a_2xx(tmp_path: Path) -> None:
     results: list[str] = []
-    async with receiving() as receiver, serving(tmp_path, receiver) as started, aiohttp.ClientSession() as session:
-        assert started.webhooks is not None
-        started.webhooks.on_attempt = results.append
+    async with (
+        receiving() as receiver,
+        serving(tmp_path, receiver, results=results) as started,
+        aiohttp.ClientSession() as session,
+    ):
         receiver.statuses = [500, 404, 302]
         question_id = await ask(session, started)
         async with session.delete(f"{started.base_url}/v1/questions/{question_id}"):
