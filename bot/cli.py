@@ -115,7 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--agent", help="only this agent's questions")
     history.add_argument("--question", help="only this question")
     history.add_argument("--limit", type=int, default=200)
-    history.add_argument("--json", action="store_true", help="one JSON object per line")
+    history.add_argument("--json", action="store_true", help="one JSON object per line (with seq, hash and prev)")
+    proof = history.add_mutually_exclusive_group()
+    proof.add_argument(
+        "--verify", action="store_true", help="walk the audit log's hash chain: exit 0 if it holds, 1 naming the row"
+    )
+    proof.add_argument("--export", metavar="FILE", help="write the whole audit log as JSON lines that verify alone")
+    history.add_argument("--from", dest="source", metavar="FILE", help="with --verify: check an export, not the store")
     _runs(history, "bot.commands:run")
 
     rules = commands.add_parser(

@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -17,6 +18,7 @@ from bot.clients.ask import agent_labels
 from bot.config import Config, load_config
 from bot.permissions.audit import rule_line_json, rule_line_text
 from bot.settings.errors import ConfigError
+from bot.store.chain import ChainCheck, ChainRow, ExportError, Verdict, export_line, read_export_line
 from bot.store.errors import StoreError
 from bot.store.records import AgentRef, AuditEvent
 
@@ -123,11 +125,17 @@ def cmd_routes(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
+    if args.source is not None or args.verify or args.export is not None:
+        return history_proof(args)
     config = load(args.config, secrets=False)
     events = anyio.run(read_history, config, args)
     for event in events:
         if event.kind == "rule":  # a decision a rule made: a line of its own, with no question
-            print(json.dumps(rule_line_json(event), ensure_ascii=False) if args.json else rule_line_text(event))
+            if args.json:
+                line = rule_line_json(event) | {"prev": event.prev, "hash": event.hash}
+                print(json.dumps(line, ensure_ascii=False))
+            else:
+                print(rule_line_text(event))
             continue
         if args.json:
             print(event.model_dump_json())
@@ -147,6 +155,101 @@ async def read_history(config: Config, args: argparse.Namespace) -> list[AuditEv
         return await store.history(agent_id=args.agent, question_id=args.question, limit=args.limit)
     finally:
         await store.close()
+
+
+PAGE = 5000
+"""Audit rows read per query when verifying or exporting: the log can be far longer than memory should hold."""
+
+
+def history_proof(args: argparse.Namespace) -> int:
+    """`history --verify [--from FILE]` and `history --export FILE`: the whole log, so no filter applies."""
+    narrowed = [flag for flag, value in (("--agent", args.agent), ("--question", args.question)) if value]
+    if narrowed:
+        raise BadArguments(f"{narrowed[0]} cannot narrow --verify or --export: the chain covers the whole log")
+    if args.source is not None:
+        if not args.verify:
+            raise BadArguments("--from FILE reads an export to verify; add --verify")
+        return print_verdict(verify_export(args.source))
+    config = load(args.config, secrets=False)
+    if args.verify:
+        return print_verdict(anyio.run(verify_store, config))
+    count = anyio.run(export_store, config, args.export)
+    if args.export != "-":
+        print(f"{count} rows exported to {args.export}")
+    return 0
+
+
+class BadArguments(ValueError):
+    """Flags that do not go together; the message says which."""
+
+
+def print_verdict(verdict: Verdict) -> int:
+    for line in verdict.lines():
+        print(line)
+    return 0 if verdict.broken is None else 1
+
+
+async def _pages(config: Config) -> AsyncIterator[list[ChainRow]]:
+    from bot.store.open import open_store
+
+    store = await open_store(config)
+    try:
+        after = 0
+        while rows := await store.audit_rows(after_seq=after, limit=PAGE):
+            yield rows
+            after = rows[-1].seq
+    finally:
+        await store.close()
+
+
+async def verify_store(config: Config) -> Verdict:
+    check = ChainCheck()
+    async for rows in _pages(config):
+        if not all(check.add(row) for row in rows):
+            break
+    return check.verdict()
+
+
+async def export_store(config: Config, target: str) -> int:
+    """Write every row to `target` ("-": stdout), through a temporary file renamed at the end: a half-written export
+    never stands in its place. Returns how many rows."""
+    count = 0
+    if target == "-":
+        async for rows in _pages(config):
+            sys.stdout.write("".join(export_line(row) + "\n" for row in rows))
+            count += len(rows)
+        return count
+    path = Path(target)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with partial.open("w", encoding="utf-8") as file:
+            async for rows in _pages(config):
+                file.write("".join(export_line(row) + "\n" for row in rows))
+                count += len(rows)
+        partial.replace(path)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise BadArguments(f"cannot write {target}: {error.strerror or error}") from None
+    return count
+
+
+def verify_export(source: str) -> Verdict:
+    """Verify an export file on its own. Raises BadArguments when it cannot be read or a line is not a row."""
+    check = ChainCheck()
+    try:
+        with open(source, encoding="utf-8") as file:
+            for number, text in enumerate(file, start=1):
+                if not text.strip():
+                    continue
+                if not check.add(read_export_line(text, number)):
+                    break
+    except OSError as error:
+        raise BadArguments(f"cannot read {source}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise BadArguments(f"{source} is not UTF-8 text, so not an export of handraise history") from None
+    except ExportError as error:
+        raise BadArguments(f"{source}: {error}") from None
+    return check.verdict()
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -201,3 +304,6 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as error:
         complain(f"handraise: {error}")
         return 1
+    except BadArguments as error:
+        print(f"handraise: {error}", file=sys.stderr)
+        return 2

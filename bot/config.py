@@ -114,6 +114,8 @@ def required_environment(config: Config, kinds: KindRegistry | None = None) -> I
         yield ("server", "api_token_env"), config.server.api_token_env
     if config.store.url_env is not None:
         yield ("store", "url_env"), config.store.url_env
+    for index, hook in enumerate(config.webhooks):
+        yield ("webhooks", index, "secret_env"), hook.secret_env
     for name in config.answerers:
         kind, settings = kinds.get(name), config.channel(name)
         if kind is not None and settings is not None:

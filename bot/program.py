@@ -39,6 +39,7 @@ from bot.settings.secrets import resolve_secret
 from bot.store.interface import AsyncStore
 from bot.store.open import open_store
 from bot.store.records import QuestionRecord
+from bot.webhooks.sender import Webhook, WebhookSender, WebhookTiming
 from core import AgentRegistry, Context, ErrorCode, PluginHandle, UserQuestionService
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,8 @@ class Running:
     replica: Replica
     metrics: Metrics
     """What `/metrics` shows; the webhook sender reports each attempt to it (`Metrics.webhook_delivery`)."""
+    webhooks: WebhookSender | None = None
+    """The webhook sender, when the config has `[[webhooks]]`; its attempts are counted in `metrics`."""
 
 
 async def abandon_local_questions(installation: Installation, claimed: list[QuestionRecord]) -> int:
@@ -90,6 +93,7 @@ class _Started:
     waits: TaskBag = field(default_factory=TaskBag)
     runner: web.AppRunner | None = None
     replica: Replica | None = None
+    webhooks: WebhookSender | None = None
     lease_lost: list[LeaseLost] = field(default_factory=list)
     """The lease this replica lost, once it has: raised once everything here has stopped."""
 
@@ -114,13 +118,16 @@ async def running(
     mcp_timing: Timing | None = None,
     store: AsyncStore | None = None,
     feed_timing: FeedTiming | None = None,
+    webhook_timing: WebhookTiming | None = None,
+    on_webhook_attempt: Callable[[str], None] | None = None,
 ) -> AsyncIterator[Running]:
     """Start everything, yield where it listens, and stop it cleanly on exit; pending questions stay stored.
 
     `mcp_timing` shortens /mcp's default wait and progress interval (for tests). `store` is one already open (opening
     PostgreSQL is asynchronous, so it happens before the plugins install); the caller closes it. Without it the
     SQLite store at `[store] path` is opened and closed here. `feed_timing` shortens the change feed's re-checks
-    (PostgreSQL: other replicas' changes).
+    (PostgreSQL: other replicas' changes). `webhook_timing` shortens the webhook sender's polls and retries;
+    `on_webhook_attempt(result)` hears every webhook attempt's result, "ok", "retry" or "failed" (for metrics).
     """
     ctx = Context()
     ctx.plugin(AgentRegistry)
@@ -131,6 +138,9 @@ async def running(
     started = _Started(handle, installation)
     try:
         endpoints = _endpoints(config, ctx, installation, started.waits, mcp_timing)
+        # Before anything listens: from the first ask on, the store queues the deliveries the webhooks want.
+        heard = _both(endpoints.metrics.webhook_delivery, on_webhook_attempt)
+        started.webhooks = webhook_sender(config, installation.store, webhook_timing, heard)
         started.runner = web.AppRunner(endpoints.app, handle_signals=False, access_log=None)
         await started.runner.setup()
         base_url = await _listen(started.runner, config)
@@ -142,13 +152,51 @@ async def running(
         async with background as resumed, endpoints.mcp.running():
             links = installation.links(base_url)
             yield Running(
-                base_url, links, resumed, installation, endpoints.remote, ctx, endpoints.cap, replica, endpoints.metrics
+                base_url,
+                links,
+                resumed,
+                installation,
+                endpoints.remote,
+                ctx,
+                endpoints.cap,
+                replica,
+                endpoints.metrics,
+                started.webhooks,
             )
         if started.lease_lost:
             raise started.lease_lost[0]
     finally:
         with anyio.CancelScope(shield=True):
             await _stop(started)
+
+
+def _both(count: Callable[[str], None], also: Callable[[str], None] | None) -> Callable[[str], None]:
+    """Every webhook attempt counted in /metrics, and told to `also` when a caller listens too."""
+    if also is None:
+        return count
+
+    def heard(result: str) -> None:
+        count(result)
+        also(result)
+
+    return heard
+
+
+def webhook_sender(
+    config: Config,
+    store: AsyncStore,
+    timing: WebhookTiming | None,
+    on_attempt: Callable[[str], None] | None = None,
+) -> WebhookSender | None:
+    """The sender of the config's `[[webhooks]]`, subscribed to the store; None without any. The secrets were
+    checked when the config was loaded."""
+    if not config.webhooks:
+        return None
+    hooks = [Webhook(hook.url, frozenset(hook.events), resolve_secret(hook.secret_env)) for hook in config.webhooks]
+    sender = WebhookSender(store, hooks, timing or WebhookTiming.from_environment())
+    if on_attempt is not None:
+        sender.on_attempt = on_attempt
+    return sender
 
 
 def _endpoints(
@@ -215,6 +263,8 @@ async def _running_in_background(
         resumed = remote.resume(claimed)
         tasks.start_soon(keep_replica)
         tasks.start_soon(installation.run)
+        if started.webhooks is not None:
+            tasks.start_soon(started.webhooks.run)
         try:
             yield resumed
         finally:

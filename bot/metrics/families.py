@@ -8,7 +8,6 @@ is one of the configured channels, `api` or `bot`, else `other`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.exposition import generate_latest
@@ -19,7 +18,6 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text format that `generate_latest` writes (the version every Prometheus server scrapes)."""
 OUTCOMES = ("answered", "cancelled", "expired", "failed")
 WEBHOOK_RESULTS = ("ok", "retry", "failed")
-WebhookResult = Literal["ok", "retry", "failed"]
 OTHER_ENDS = ("api", "bot")
 """Who ends a question besides the channels: the API (an agent cancelling) and the program itself."""
 OTHER = "other"
@@ -126,7 +124,7 @@ class Metrics:
 
     # -- for the webhook sender ----------------------------------------------------------------------------------
 
-    def webhook_delivery(self, result: WebhookResult) -> None:
+    def webhook_delivery(self, result: str) -> None:
         """Count one webhook delivery attempt: `ok` for a 2xx, `retry` for a failed attempt that will be tried again,
         `failed` for a delivery given up. Raises ValueError for any other result (a label must stay bounded)."""
         if result not in WEBHOOK_RESULTS:

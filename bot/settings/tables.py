@@ -324,6 +324,41 @@ def check_rule_ids(rules: list[RuleSettings]) -> None:
         seen[name] = index
 
 
+WebhookEvent = Literal["asked", "answered", "cancelled", "expired"]
+DEFAULT_WEBHOOK_EVENTS: tuple[WebhookEvent, ...] = ("answered", "cancelled", "expired")
+
+
+def _check_http_url(url: str) -> str:
+    if not re.fullmatch(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:@\[\]]+)(:[0-9]{1,5})?([/?]\S*)?", url, re.IGNORECASE):
+        raise ValueError(f'{_q(url)} is not an http(s) URL; write e.g. "https://ci.example.org/handraise"')
+    return url
+
+
+class WebhookSettings(Table):
+    """One `[[webhooks]]` table: where each event of the listed kinds is POSTed, signed with the secret in the
+    variable `secret_env` names (`bot.webhooks`)."""
+
+    url: Annotated[str, AfterValidator(_check_http_url)]
+    events: Annotated[
+        list[WebhookEvent], non_empty('is empty, so nothing would be sent; list e.g. ["answered"] or remove it')
+    ] = Field(default_factory=lambda: list(DEFAULT_WEBHOOK_EVENTS))
+    secret_env: EnvName
+
+
+def check_webhook_urls(webhooks: list[WebhookSettings]) -> None:
+    """Raise FieldProblem (naming the second) when two webhooks have one URL: a delivery is known by its URL."""
+    seen: dict[str, int] = {}
+    for index, hook in enumerate(webhooks):
+        if hook.url in seen:
+            raise FieldProblem(
+                f"is the url of webhooks[{seen[hook.url]}] too; list each URL once, with every event it wants",
+                "webhooks",
+                index,
+                "url",
+            )
+        seen[hook.url] = index
+
+
 class Config(Table):
     """The whole file. `bot`, `server` and `store` are here; each registered channel kind adds its own table (see
     `bot.kinds`, which builds the model that loading validates with). `Config()` is the embedded default, the web
@@ -337,6 +372,8 @@ class Config(Table):
     store: StoreSettings = Field(default_factory=StoreSettings)
     rules: list[RuleSettings] = Field(default_factory=list)
     """Permission prompts decided without a person, in file order (`bot.permissions.rules`)."""
+    webhooks: list[WebhookSettings] = Field(default_factory=list)
+    """Signed POSTs of questions' events to other systems, each delivered durably (`bot.webhooks`)."""
 
     if TYPE_CHECKING:
         # Each channel's table is a field of the model `bot.kinds` builds; read it as `config.slack`, or typed with
@@ -362,6 +399,7 @@ class Config(Table):
     @model_validator(mode="after")
     def _check_rules(self) -> Config:
         check_rule_ids(self.rules)
+        check_webhook_urls(self.webhooks)
         return self
 
     @model_validator(mode="after")

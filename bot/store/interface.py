@@ -8,10 +8,11 @@ which one they hold.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from bot.store.chain import ChainRow
 from bot.store.records import (
     Approval,
     AuditEvent,
@@ -23,6 +24,7 @@ from bot.store.records import (
     QuestionStatus,
     Resolution,
 )
+from bot.store.webhook_queue import WebhookDelivery, WebhookOutcome, WebhookTarget
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 
@@ -124,6 +126,21 @@ class AsyncStore(Protocol):
         limit: int = 200,
         after_seq: int = 0,
     ) -> list[AuditEvent]: ...
+
+    def subscribe_webhooks(self, targets: Sequence[WebhookTarget]) -> None:
+        """From now on, queue a delivery to each of `targets` with every ask or resolution of an event it wants, in
+        that write's transaction."""
+        ...
+
+    async def claim_webhooks(
+        self, urls: Sequence[str], *, lease_seconds: float, limit: int
+    ) -> list[WebhookDelivery]: ...
+
+    async def finish_webhook(
+        self, id: str, attempt: int, outcome: WebhookOutcome, *, retry_in: float | None = None, error: str | None = None
+    ) -> bool: ...
+
+    async def audit_rows(self, *, after_seq: int = 0, limit: int = 1000) -> list[ChainRow]: ...
 
     async def first_sight(self, channel: str, key: str, *, now: datetime | None = None) -> bool: ...
 

@@ -214,6 +214,10 @@ class AuditEvent(_Record):
     channel: str | None = None
     actor: str | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
+    prev: str | None = None
+    """The previous row's hash (`bot.store.chain`); None for rows written before the store kept a chain."""
+    hash: str | None = None
+    """SHA-256 over `prev` and this row as stored, 64 lowercase hex characters."""
 
 
 class Resolution(_Record):

@@ -216,5 +216,5 @@ async def test_history_keeps_the_shape_of_question_lines_beside_rule_lines(
     assert await run_cli("history", "--config", str(path), "--json") == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line["kind"] for line in lines][:2] == ["rule", "asked"]
-    assert set(lines[1]) == {"seq", "at", "question_id", "kind", "channel", "actor", "detail"}
+    assert set(lines[1]) == {"seq", "at", "question_id", "kind", "channel", "actor", "detail", "prev", "hash"}
     assert lines[1]["question_id"] == asked["id"]

@@ -4,10 +4,12 @@ and records as they are stored (in their camelCase wire form, as the SQLite stor
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from typing import Any, LiteralString, get_args
 
 from psycopg import AsyncConnection, AsyncCursor, sql
 
+from bot.store.chain import ChainRow
 from bot.store.errors import StoreError
 from bot.store.postgres.schema import keep, keep_optional, restore_optional
 from bot.store.records import AuditEvent, AuditKind, QuestionRecord, utc_now
@@ -23,7 +25,7 @@ def record_json(record: QuestionRecord) -> str:
 APPEND_AUDIT: LiteralString = (
     # The lock is taken in the INSERT itself, before the row (and its seq) is made: one round trip fewer held.
     "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) "
-    "SELECT %s, %s, %s, %s, %s, %s FROM pg_advisory_xact_lock(%s, %s) RETURNING seq"
+    "SELECT %s, %s, %s, %s, %s, %s FROM pg_advisory_xact_lock(%s, %s) RETURNING seq, prev, hash"
 )
 
 
@@ -86,7 +88,7 @@ async def write_record(db: AsyncCursor[Any], record: QuestionRecord) -> None:
 
 
 def event_from_row(row: tuple[Any, ...]) -> AuditEvent:
-    seq, at, question_id, kind, channel, actor, detail = row
+    seq, at, question_id, kind, channel, actor, detail, prev, digest = row
     return AuditEvent(
         seq=seq,
         at=at,
@@ -95,4 +97,12 @@ def event_from_row(row: tuple[Any, ...]) -> AuditEvent:
         channel=restore_optional(channel),
         actor=restore_optional(actor),
         detail=json.loads(detail),
+        prev=prev,
+        hash=digest,
     )
+
+
+def chain_row(row: tuple[Any, ...]) -> ChainRow:
+    """A row of `SELECT seq, at, …, prev, hash` as stored: `at` in the text the chain's hash covers."""
+    seq, at, *rest = row
+    return ChainRow(seq, at.astimezone(UTC).isoformat(timespec="microseconds"), *rest)

@@ -165,6 +165,51 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE audit ALTER COLUMN question_id DROP NOT NULL;
     CREATE INDEX audit_rules_by_agent ON audit (actor, seq) WHERE question_id IS NULL;
     """,
+    # The audit log as a hash chain (`bot.store.chain`, which says the encoding): a trigger gives each new row the
+    # previous row's hash and its own. Every insert holds the audit lock to its commit (`PostgresStore._append`), so
+    # the previous row is the last one committed, or the one before it in the same statement; the trigger's query
+    # sees both (it runs with a fresh snapshot, after the lock). Rows written before keep NULLs.
+    """
+    ALTER TABLE audit ADD COLUMN prev text, ADD COLUMN hash text;
+    CREATE FUNCTION handraise_chain_field(value text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+        SELECT CASE WHEN value IS NULL THEN '-,' ELSE octet_length(value)::text || ':' || value || ',' END
+    $$;
+    CREATE FUNCTION handraise_audit_chained() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        previous text;
+    BEGIN
+        SELECT hash INTO previous FROM audit ORDER BY seq DESC LIMIT 1;
+        NEW.prev := coalesce(previous, repeat('0', 64));
+        NEW.hash := encode(sha256(convert_to(
+            handraise_chain_field(NEW.prev) || handraise_chain_field(NEW.seq::text)
+            || handraise_chain_field(to_char(NEW.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'))
+            || handraise_chain_field(NEW.question_id) || handraise_chain_field(NEW.kind)
+            || handraise_chain_field(NEW.channel) || handraise_chain_field(NEW.actor)
+            || handraise_chain_field(NEW.detail_json),
+            'UTF8')), 'hex');
+        RETURN NEW;
+    END
+    $$;
+    CREATE TRIGGER audit_chained BEFORE INSERT ON audit
+        FOR EACH ROW EXECUTE FUNCTION handraise_audit_chained();
+    """,
+    # Webhook deliveries (`bot.store.webhook_queue`), as in the SQLite store: queued in the statement of the event
+    # they announce, claimed by one replica each (`bot.store.postgres.webhooks`).
+    """
+    CREATE TABLE webhook_deliveries (
+        id text PRIMARY KEY,
+        webhook text NOT NULL,
+        question_id text NOT NULL,
+        event text NOT NULL,
+        record_json text NOT NULL,
+        created_at timestamptz NOT NULL,
+        due_at timestamptz NOT NULL,
+        attempts integer NOT NULL DEFAULT 0,
+        state text NOT NULL DEFAULT 'pending',
+        last_error text
+    );
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (due_at) WHERE state = 'pending';
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes the stored version from n to n + 1. Only ever append."""
 

@@ -25,6 +25,7 @@ from typing import Any, LiteralString, cast
 import psycopg
 from psycopg import AsyncConnection, AsyncCursor, sql
 
+from bot.store.chain import ChainRow
 from bot.store.errors import StoreError, key_taken
 from bot.store.postgres.groups import (
     ADD_DELIVERIES,
@@ -40,6 +41,7 @@ from bot.store.postgres.pool import PostgresConnections
 from bot.store.postgres.rows import (
     APPEND_AUDIT,
     audit_row,
+    chain_row,
     check_kind,
     conditions,
     event_from_row,
@@ -55,6 +57,7 @@ from bot.store.postgres.schema import (
     keep_optional,
     restore,
 )
+from bot.store.postgres.webhooks import claim, finish, queue_one, with_webhooks
 from bot.store.records import (
     REMIND_AT_KEY,
     REMINDED_KEY,
@@ -72,7 +75,16 @@ from bot.store.records import (
     key_detail,
     utc_now,
 )
+from bot.store.webhook_queue import WebhookDelivery, WebhookOutcome, WebhookTarget, queued_for
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
+
+CREATE_QUESTIONS_HOOKED = with_webhooks(CREATE_QUESTIONS, "'asked'")
+SWAP_RECORDS_HOOKED = with_webhooks(SWAP_RECORDS, "g.kind")
+
+
+def _columns(pairs: list[tuple[str, str]]) -> tuple[list[str], list[str]] | None:
+    """(URLs, events) as the two arrays a hooked statement takes; None for none."""
+    return ([url for url, _ in pairs], [event for _, event in pairs]) if pairs else None
 
 
 class PostgresStore(PostgresConnections):
@@ -89,6 +101,29 @@ class PostgresStore(PostgresConnections):
         self._grouped_deliveries = Grouped(self._add_deliveries, key=lambda row: (row[0], row[1]))
         self._grouped_swaps = Grouped(self._swap_records, key=lambda row: row[0])
         self._grouped_replies = Grouped(self._find_replies, key=lambda row: row, reads=True)
+
+    webhooks: tuple[WebhookTarget, ...] = ()
+    _asked_hooks: tuple[list[str], list[str]] | None = None
+    _resolved_hooks: tuple[list[str], list[str]] | None = None
+
+    def subscribe_webhooks(self, targets: Sequence[WebhookTarget]) -> None:
+        self.webhooks = tuple(targets)
+        asked = [(target.url, "asked") for target in targets if "asked" in target.events]
+        resolved = [(target.url, event) for target in targets for event in target.events if event != "asked"]
+        self._asked_hooks = _columns(asked)
+        self._resolved_hooks = _columns(resolved)
+
+    async def claim_webhooks(self, urls: Sequence[str], *, lease_seconds: float, limit: int) -> list[WebhookDelivery]:
+        if not urls:
+            return []
+        async with self._connection() as db:
+            return await claim(db, urls, lease_seconds, limit)
+
+    async def finish_webhook(
+        self, id: str, attempt: int, outcome: WebhookOutcome, *, retry_in: float | None = None, error: str | None = None
+    ) -> bool:
+        async with self._connection() as db:
+            return await finish(db, id, attempt, outcome, retry_in, error)
 
     async def close(self) -> None:
         """Make the writes asked for, then close the pool. Idempotent; any later call raises StoreError."""
@@ -249,6 +284,8 @@ class PostgresStore(PostgresConnections):
                 (resolved.status, record_json(resolved), keep(id)),
             )
             await insert_learned(db, learn)
+            if urls := queued_for(self.webhooks, resolved.status):
+                await queue_one(db, urls, id, resolved.status, record_json(resolved), update["resolved_at"])
             await self._append(db, id, cast(AuditKind, resolved.status), via, by, detail)
             return Resolution(won=True, record=resolved)
 
@@ -409,7 +446,8 @@ class PostgresStore(PostgresConnections):
                 cursor = await db.execute(APPEND_AUDIT, (*row, *AUDIT_LOCK))
                 appended = await cursor.fetchone()
                 assert appended is not None
-                return event_from_row((appended[0], *row))
+                seq, prev, digest = appended
+                return event_from_row((seq, *row, prev, digest))
             except psycopg.errors.ForeignKeyViolation:
                 raise StoreError(f"no question {question_id} in the store") from None
 
@@ -419,7 +457,8 @@ class PostgresStore(PostgresConnections):
             cursor = await db.execute(APPEND_AUDIT, (*row, *AUDIT_LOCK))
             appended = await cursor.fetchone()
             assert appended is not None
-            return event_from_row((appended[0], *row))
+            seq, prev, digest = appended
+            return event_from_row((seq, *row, prev, digest))
 
     async def history(
         self,
@@ -443,13 +482,22 @@ class PostgresStore(PostgresConnections):
             ("a.kind = ANY(%s)", list(kinds) if kinds else None),
         )
         query = sql.SQL(
-            "SELECT seq, at, question_id, kind, channel, actor, detail_json FROM audit a WHERE {} "
+            "SELECT seq, at, question_id, kind, channel, actor, detail_json, prev, hash FROM audit a WHERE {} "
             "ORDER BY a.seq LIMIT greatest(%s, 0)"
         ).format(where)
         async with self._connection() as db:
             cursor = await db.execute(query, (*params, limit))
             rows = await cursor.fetchall()
         return [event_from_row(row) for row in rows]
+
+    async def audit_rows(self, *, after_seq: int = 0, limit: int = 1000) -> list[ChainRow]:
+        async with self._connection() as db:
+            cursor = await db.execute(
+                "SELECT seq, at, question_id, kind, channel, actor, detail_json, prev, hash FROM audit "
+                "WHERE seq > %s ORDER BY seq LIMIT greatest(%s, 0)",
+                (after_seq, limit),
+            )
+            return [chain_row(row) for row in await cursor.fetchall()]
 
     # -- events received ---------------------------------------------------------------------------------------------
 
@@ -531,7 +579,10 @@ class PostgresStore(PostgresConnections):
                 return key_taken(channel, key)
             return None
 
-        made = await self._group(CREATE_QUESTIONS, rows, refused)
+        if self._asked_hooks:
+            made = await self._group(CREATE_QUESTIONS_HOOKED, rows, refused, self._asked_hooks)
+        else:
+            made = await self._group(CREATE_QUESTIONS, rows, refused)
         return [row[0] in made for row in rows]
 
     async def _add_deliveries(self, rows: Sequence[tuple[Any, ...]]) -> list[bool]:
@@ -547,7 +598,10 @@ class PostgresStore(PostgresConnections):
         return [True] * len(rows)
 
     async def _swap_records(self, rows: Sequence[tuple[Any, ...]]) -> list[bool]:
-        made = await self._group(SWAP_RECORDS, rows)
+        if self._resolved_hooks:
+            made = await self._group(SWAP_RECORDS_HOOKED, rows, hooks=self._resolved_hooks)
+        else:
+            made = await self._group(SWAP_RECORDS, rows)
         return [row[0] in made for row in rows]
 
     async def _find_replies(self, rows: Sequence[tuple[str, str]]) -> list[tuple[Any, ...] | None]:
@@ -562,6 +616,7 @@ class PostgresStore(PostgresConnections):
         statement: LiteralString,
         rows: Sequence[tuple[Any, ...]],
         refused: Callable[[psycopg.Error], StoreError | None] = lambda error: None,
+        hooks: tuple[list[str], list[str]] | None = None,
     ) -> set[str]:
         """Run a group's statement on its rows (a column each: the statement's arrays); the ids it returned (as
         kept). A group of several that fails for something one row can cause raises SplitGroup; one alone raises
@@ -569,7 +624,7 @@ class PostgresStore(PostgresConnections):
         columns = [list(column) for column in zip(*rows, strict=True)]
         async with self._connection() as db:
             try:
-                cursor = await db.execute(statement, (*columns, *AUDIT_LOCK))
+                cursor = await db.execute(statement, (*columns, *(hooks or ()), *AUDIT_LOCK))
             except psycopg.Error as error:
                 if split_on(error, len(rows)):
                     raise SplitGroup from error

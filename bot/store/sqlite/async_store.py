@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
+from bot.store.chain import ChainRow
 from bot.store.records import (
     Approval,
     AuditEvent,
@@ -20,6 +21,7 @@ from bot.store.records import (
     Resolution,
 )
 from bot.store.sqlite.store import Store
+from bot.store.webhook_queue import WebhookDelivery, WebhookOutcome, WebhookTarget
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 T = TypeVar("T")
@@ -239,6 +241,20 @@ class SqliteStore:
         return self.sync.history(
             question_id=question_id, agent_id=agent_id, kinds=kinds, limit=limit, after_seq=after_seq
         )
+
+    def subscribe_webhooks(self, targets: Sequence[WebhookTarget]) -> None:
+        self.sync.webhooks = tuple(targets)
+
+    async def claim_webhooks(self, urls: Sequence[str], *, lease_seconds: float, limit: int) -> list[WebhookDelivery]:
+        return await self._write(lambda: self.sync.claim_webhooks(urls, lease_seconds=lease_seconds, limit=limit))
+
+    async def finish_webhook(
+        self, id: str, attempt: int, outcome: WebhookOutcome, *, retry_in: float | None = None, error: str | None = None
+    ) -> bool:
+        return await self._write(lambda: self.sync.finish_webhook(id, attempt, outcome, retry_in=retry_in, error=error))
+
+    async def audit_rows(self, *, after_seq: int = 0, limit: int = 1000) -> list[ChainRow]:
+        return self.sync.audit_rows(after_seq=after_seq, limit=limit)
 
     async def first_sight(self, channel: str, key: str, *, now: datetime | None = None) -> bool:
         return await self._write(lambda: self.sync.first_sight(channel, key, now=now))

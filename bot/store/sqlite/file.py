@@ -188,13 +188,18 @@ class StoreFile:
                 # A COMMIT that failed (disk full) leaves the transaction open; end it so the next write can begin.
                 with suppress(sqlite3.Error):
                     self._db.rollback()
+                self._rolled_back()
                 raise self._failure(error) from error
             self._barrier.committed()
             return
         with suppress(sqlite3.Error):
             self._db.rollback()
+        self._rolled_back()
         if isinstance(failure, sqlite3.Error):
             raise self._failure(failure) from failure
+
+    def _rolled_back(self) -> None:
+        """Called when a transaction or a savepoint was undone: what the store keeps of its last writes may be gone."""
 
     def _begin_savepoint(self) -> None:
         try:
@@ -212,6 +217,7 @@ class StoreFile:
             except sqlite3.Error as error:
                 raise self._group_failed(error) from error
             return
+        self._rolled_back()
         try:
             db.execute("ROLLBACK TO grouped_write")
             db.execute("RELEASE grouped_write")

@@ -130,6 +130,30 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
     BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
     """,
+    # The audit log as a hash chain (`bot.store.chain`): each row written from now on keeps the previous row's hash
+    # and its own. Rows written before keep NULLs; the chain starts at the first row written after this migration.
+    """
+    ALTER TABLE audit ADD COLUMN prev TEXT;
+    ALTER TABLE audit ADD COLUMN hash TEXT;
+    """,
+    # Webhook deliveries (`bot.store.webhook_queue`): queued with the event they announce, in its transaction; `state`
+    # is pending until a 2xx (delivered) or the retries run out (failed). `due_at` is the next attempt's time, or the
+    # end of the lease of an attempt under way. `record_json` is the question as it stood at the event.
+    """
+    CREATE TABLE webhook_deliveries (
+        id TEXT PRIMARY KEY,
+        webhook TEXT NOT NULL,
+        question_id TEXT NOT NULL,
+        event TEXT NOT NULL,
+        record_json TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        due_at TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        state TEXT NOT NULL DEFAULT 'pending',
+        last_error TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (due_at) WHERE state = 'pending';
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes `PRAGMA user_version` from n to n + 1. Only ever append."""
 

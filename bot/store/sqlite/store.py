@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection
-from datetime import UTC, datetime
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast, get_args
 
+from bot.store.chain import GENESIS, ChainRow, chain_hash
 from bot.store.errors import StoreError as StoreError
 from bot.store.errors import StoreUnavailable as StoreUnavailable
 from bot.store.errors import key_taken
@@ -39,6 +40,8 @@ from bot.store.sqlite.learned import delete_learned, insert_learned, select_lear
 from bot.store.sqlite.schema import APPLICATION_ID as APPLICATION_ID
 from bot.store.sqlite.schema import MIGRATIONS as MIGRATIONS
 from bot.store.sqlite.schema import SCHEMA_VERSION as SCHEMA_VERSION
+from bot.store.sqlite.webhooks import any_due, claim_deliveries, finish_delivery, queue_deliveries
+from bot.store.webhook_queue import WebhookDelivery, WebhookOutcome, WebhookTarget, queued_for
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 _AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
@@ -54,6 +57,11 @@ class Store(StoreFile):
     """The handraise SQLite store. Open with `Store.open(path)`; safe to share between threads of one process and
     between processes on one file."""
 
+    _chain_head: tuple[int, str | None] = (0, None)
+    """The audit log's last row as this store last wrote it (seq, hash); seq 0: not known (see `_chain`)."""
+    webhooks: tuple[WebhookTarget, ...] = ()
+    """The webhooks whose deliveries asks and resolutions queue in their own transaction (`bot.webhooks`)."""
+
     # -- questions -------------------------------------------------------------------------------------------------
 
     def create_question(self, record: QuestionRecord, delivery: NewDelivery | None = None) -> None:
@@ -67,22 +75,26 @@ class Store(StoreFile):
         agent_id = record.agent.id if record.agent else None
         now = _ts(utc_now())
         detail = asked_detail(agent_id, [item.id for item in record.questions])
-        asked = (now, question_id, "asked", None, None, detail)
+        asked: _Row = (now, question_id, "asked", None, None, detail)
+        stored = _record_json(record)
         with self._write() as db:
             try:
                 db.execute(
                     "INSERT INTO questions VALUES (?, ?, ?, ?, ?)",
-                    (question_id, _ts(record.created_at), agent_id, record.status, _record_json(record)),
+                    (question_id, _ts(record.created_at), agent_id, record.status, stored),
                 )
             except sqlite3.IntegrityError:
                 raise StoreError(f"question {question_id} already exists in the store") from None
+            if self.webhooks and (urls := queued_for(self.webhooks, "asked")):
+                queue_deliveries(db, urls, question_id, "asked", stored, record.created_at)
             if delivery is None:
-                db.execute(_INSERT_AUDIT, asked)
+                self._chain(db, asked)
                 return
             channel, key, ref = delivery
             _insert_delivery(db, question_id, channel, key, json.dumps(ref), now)
             # Both events in one statement, in this order (their seqs): asked, then delivered.
-            db.execute(_INSERT_TWO_AUDITS, (*asked, now, question_id, "delivered", channel, None, key_detail(key)))
+            shown: _Row = (now, question_id, "delivered", channel, None, key_detail(key))
+            self._chain(db, asked, shown)
 
     def get_question(self, id: str) -> QuestionRecord | None:
         with self._read() as db:
@@ -220,6 +232,8 @@ class Store(StoreFile):
                 resolved = candidate
             if learn is not None:
                 insert_learned(db, learn)
+            if self.webhooks and (urls := queued_for(self.webhooks, status)):
+                queue_deliveries(db, urls, id, status, _record_json(resolved), update["resolved_at"])
             # Each final status is audited under the kind of the same name.
             detail = {"code": error_code, "message": error_message} if answer_wire is None else {"answer": answer_wire}
             self._append(db, id, cast(AuditKind, status), via, by, detail)
@@ -237,7 +251,7 @@ class Store(StoreFile):
         now = _ts(created_at)
         with self._write() as db:
             _insert_delivery(db, question_id, channel, key, stored, now)
-            db.execute(_INSERT_AUDIT, (now, question_id, "delivered", channel, None, key_detail(key)))
+            self._chain(db, (now, question_id, "delivered", channel, None, key_detail(key)))
         # `ref` as a later read returns it (JSON turns tuples into lists); built as stored, so not validated again.
         return Delivery.model_construct(
             question_id=question_id, channel=channel, key=key, ref=json.loads(stored), created_at=created_at
@@ -365,6 +379,46 @@ class Store(StoreFile):
             rows = db.execute(sql, (*params, limit)).fetchall()
         return [_event_from_row(row) for row in rows]
 
+    def audit_rows(self, *, after_seq: int = 0, limit: int = 1000) -> list[ChainRow]:
+        """Audit rows exactly as stored, chain columns included, oldest first: for `--verify` and `--export`."""
+        sql = (
+            "SELECT seq, at, question_id, kind, channel, actor, detail_json, prev, hash FROM audit "
+            "WHERE seq > ? ORDER BY seq LIMIT max(?, 0)"
+        )
+        with self._read() as db:
+            return [ChainRow(*row) for row in db.execute(sql, (after_seq, limit))]
+
+    # -- webhook deliveries (bot/store/webhook_queue.py) -----------------------------------------------------------
+
+    def claim_webhooks(
+        self, urls: Sequence[str], *, lease_seconds: float, limit: int, now: datetime | None = None
+    ) -> list[WebhookDelivery]:
+        """Claim the deliveries to `urls` that are due, oldest first (at most `limit`), each leased for
+        `lease_seconds`. Checked by a read first: an idle queue costs no write."""
+        moment = now or utc_now()
+        if not urls:
+            return []
+        with self._read() as db:
+            if not any_due(db, urls, moment):
+                return []
+        with self._write() as db:
+            return claim_deliveries(db, urls, moment, lease_seconds, limit)
+
+    def finish_webhook(
+        self,
+        id: str,
+        attempt: int,
+        outcome: WebhookOutcome,
+        *,
+        retry_in: float | None = None,
+        error: str | None = None,
+    ) -> bool:
+        """Record how attempt `attempt` ended: delivered, retried in `retry_in` seconds, or failed for good. False
+        when that attempt is no longer the delivery's latest (its lease ran out)."""
+        due = utc_now() + timedelta(seconds=retry_in) if retry_in is not None else None
+        with self._write() as db:
+            return finish_delivery(db, id, attempt, outcome, due, error)
+
     # -- learned rules -------------------------------------------------------------------------------------------------
 
     def learned_rules(self) -> list[LearnedRule]:
@@ -430,13 +484,61 @@ class Store(StoreFile):
         """Insert one audit row; returns it as a later read would (the caller builds an AuditEvent only if needed)."""
         if kind not in _AUDIT_KINDS:
             raise ValueError(f"unknown audit kind {kind!r}")
-        row = (_ts(utc_now()), question_id, kind, channel, actor, json.dumps(detail))
-        cursor = db.execute(_INSERT_AUDIT, row)
-        return (cursor.lastrowid, *row)
+        return self._chain(db, (_ts(utc_now()), question_id, kind, channel, actor, json.dumps(detail)))[0]
+
+    def _chain(self, db: sqlite3.Connection, *rows: _Row) -> list[tuple[Any, ...]]:
+        """Append `rows` (one or two) to the audit log, chained after its last row; returns them as stored.
+
+        The last row is usually the one this store appended last, so its seq and hash are kept here (and forgotten
+        when a rollback may have undone it) instead of read first. Rows get seq = the last one's + 1, so a row
+        another process appended since takes that seq first and the insert fails on the primary key: then the last
+        row is read and the rows chained after it. Either way inside the write transaction, whose lock keeps every
+        other writer out until the commit.
+        """
+        last_seq, last_hash = self._chain_head
+        if last_seq > 0:
+            chained = _chained(last_seq, last_hash, rows)
+            try:
+                db.execute(_INSERTS[len(rows)], (*chained[0], *chained[1]) if len(rows) == 2 else chained[0])
+            except sqlite3.IntegrityError as error:
+                if error.sqlite_errorcode != sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+                    raise
+            else:
+                self._chain_head = (chained[-1][0], chained[-1][-1])
+                return chained
+        last = db.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+        last_seq, last_hash = (0, None) if last is None else (int(last[0]), last[1])
+        chained = _chained(last_seq, last_hash, rows)
+        db.execute(_INSERTS[len(rows)], tuple(value for row in chained for value in row))
+        self._chain_head = (chained[-1][0], chained[-1][-1])
+        return chained
+
+    def _rolled_back(self) -> None:
+        self._chain_head = (0, None)
 
 
-_INSERT_AUDIT = "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) VALUES (?, ?, ?, ?, ?, ?)"
-_INSERT_TWO_AUDITS = f"{_INSERT_AUDIT}, (?, ?, ?, ?, ?, ?)"
+_Row = tuple[str, str | None, str, str | None, str | None, str]
+"""An audit row before it is chained: at, question_id, kind, channel, actor, detail_json."""
+
+_COLUMNS = "seq, at, question_id, kind, channel, actor, detail_json, prev, hash"
+_ONE = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERTS = {
+    1: f"INSERT INTO audit ({_COLUMNS}) VALUES {_ONE}",
+    2: f"INSERT INTO audit ({_COLUMNS}) VALUES {_ONE}, {_ONE}",
+}
+
+
+def _chained(last_seq: int, last_hash: str | None, rows: tuple[_Row, ...]) -> list[tuple[Any, ...]]:
+    """`rows` with their seqs, `prev` and `hash`, after the row `(last_seq, last_hash)` (0 and None: none; a hash of
+    None: a row from before the chain, so the chain starts again from 64 zeros)."""
+    seq, prev = last_seq, last_hash or GENESIS
+    chained: list[tuple[Any, ...]] = []
+    for at, question_id, kind, channel, actor, detail in rows:
+        seq += 1
+        digest = chain_hash(prev, seq, at, question_id, kind, channel, actor, detail)
+        chained.append((seq, at, question_id, kind, channel, actor, detail, prev, digest))
+        prev = digest
+    return chained
 
 
 def _where(*filters: tuple[Any, ...]) -> tuple[str, list[Any]]:
@@ -488,7 +590,15 @@ def _require_exists(db: sqlite3.Connection, id: str) -> None:
 
 
 def _event_from_row(row: tuple[Any, ...]) -> AuditEvent:
-    seq, at, question_id, kind, channel, actor, detail = row
+    seq, at, question_id, kind, channel, actor, detail, prev, digest = row
     return AuditEvent(
-        seq=seq, at=at, question_id=question_id, kind=kind, channel=channel, actor=actor, detail=json.loads(detail)
+        seq=seq,
+        at=at,
+        question_id=question_id,
+        kind=kind,
+        channel=channel,
+        actor=actor,
+        detail=json.loads(detail),
+        prev=prev,
+        hash=digest,
     )
