@@ -8,8 +8,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
+import anyio
 import pytest
 
 from bot.config import parse_config
@@ -36,8 +38,8 @@ def config_text(tmp_path: Path, port: int, server: str, *, public_url: bool = Tr
 
 
 class Agent:
-    def __init__(self, http: aiohttp.ClientSession, fake: FakeNtfy, base: str) -> None:
-        self.http, self.fake, self.base = http, fake, base
+    def __init__(self, http: aiohttp.ClientSession, fake: FakeNtfy, base: str, inbox: str) -> None:
+        self.http, self.fake, self.base, self.inbox = http, fake, base, inbox
 
     async def ask(self, *questions: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Ask; returns the question's id and the ntfy message that asks it."""
@@ -53,13 +55,14 @@ class Agent:
 
 
 @asynccontextmanager
-async def serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Agent]:
+async def serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str = "") -> AsyncIterator[Agent]:
     monkeypatch.setenv("NTFY_TOKEN", TOKEN)
     port = free_port()
     async with fake_ntfy() as fake:
-        config = parse_config(config_text(tmp_path, port, fake.url), environ={"NTFY_TOKEN": TOKEN})
+        config = parse_config(config_text(tmp_path, port, fake.url, extra=extra), environ={"NTFY_TOKEN": TOKEN})
         async with running(config) as started, aiohttp.ClientSession(started.base_url) as http:
-            yield Agent(http, fake, started.base_url)
+            inbox = parse_qs(urlsplit(started.links["web inbox"]).query)["token"][0]
+            yield Agent(http, fake, started.base_url, inbox)
         assert fake.problems == []
 
 
@@ -208,3 +211,30 @@ async def test_a_publish_ntfy_refuses_fails_the_question_with_advice(
         outcome = await agent.outcome(question_id)
         assert outcome["status"] == "failed"
         assert "write access" in str(outcome) and TOKEN not in str(outcome)
+
+
+async def test_a_responder_list_without_the_topics_person_refuses_the_tap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with serving(tmp_path, monkeypatch, 'responders = ["bob@example.org"]\n') as agent:
+        question_id, message = await agent.ask(question())
+        assert (await agent.fake.tap(message, "Yes"))[0] == 403
+        assert (await agent.outcome(question_id, wait=0))["status"] == "pending"
+
+
+async def test_with_escalation_the_question_is_also_on_its_inbox_page_and_a_tap_still_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `view` action and the click open the question's card in the web inbox: it is there once the ntfy route
+    escalates to the inbox (docs/ntfy.md), and the first answer from either wins."""
+    async with serving(tmp_path, monkeypatch, 'escalate_after = "1s"\n') as agent:
+        question_id, message = await agent.ask(question(options=["a", "b", "c", "d"]))
+        card = f"/questions/{question_id}/card"
+        headers = {"Authorization": f"Bearer {agent.inbox}"}
+        with anyio.fail_after(10):
+            while True:
+                async with agent.http.get(card, headers=headers) as reply:
+                    if reply.status == 200:
+                        break
+                await anyio.sleep(0.05)
+        assert message["actions"][0]["url"].endswith(f"#card-{question_id}")
