@@ -55,9 +55,11 @@ class Agent:
 
 
 @asynccontextmanager
-async def serving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str = "") -> AsyncIterator[Agent]:
+async def serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str = "", *, port: int | None = None
+) -> AsyncIterator[Agent]:
     monkeypatch.setenv("NTFY_TOKEN", TOKEN)
-    port = free_port()
+    port = port or free_port()
     async with fake_ntfy() as fake:
         config = parse_config(config_text(tmp_path, port, fake.url, extra=extra), environ={"NTFY_TOKEN": TOKEN})
         async with running(config) as started, aiohttp.ClientSession(started.base_url) as http:
@@ -238,3 +240,35 @@ async def test_with_escalation_the_question_is_also_on_its_inbox_page_and_a_tap_
                         break
                 await anyio.sleep(0.05)
         assert message["actions"][0]["url"].endswith(f"#card-{question_id}")
+
+
+async def test_two_taps_at_once_answer_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with serving(tmp_path, monkeypatch) as agent:
+        question_id, message = await agent.ask(question())
+        statuses: list[int] = []
+
+        async def tap(label: str) -> None:
+            statuses.append((await agent.fake.tap(message, label))[0])
+
+        async with anyio.create_task_group() as taps:
+            taps.start_soon(tap, "Yes")
+            taps.start_soon(tap, "No")
+        assert sorted(statuses) == [200, 409]
+        outcome = await agent.outcome(question_id)
+        assert outcome["status"] == "answered" and len(outcome["answer"]["answers"]) == 1
+
+
+async def test_after_a_restart_a_used_button_stays_used_and_the_others_still_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = free_port()
+    async with serving(tmp_path, monkeypatch, 'responders = ["bob@example.org"]\n', port=port) as agent:
+        question_id, message = await agent.ask(question())
+        assert (await agent.fake.tap(message, "No"))[0] == 403  # Alice may not answer: the button is spent
+    async with serving(tmp_path, monkeypatch, port=port) as agent:  # now anyone may
+        assert agent.fake.published == []  # the question is not published again
+        status, text = await agent.fake.tap(message, "No")
+        assert status == 409 and "already used" in text
+        assert (await agent.outcome(question_id, wait=0))["status"] == "pending"
+        assert (await agent.fake.tap(message, "Yes"))[0] == 200
+        assert (await agent.outcome(question_id))["answer"]["answers"][0]["selected"] == ["Yes"]
