@@ -113,6 +113,10 @@ class NtfyChannel(Channel):
         except TapError:
             log.warning("ntfy: a tap with a token handraise did not sign was refused")
             return _say(403, "This tap is not valid. Nothing was changed.")
+        # Found before the token is spent: a tap that beats its question's recording can be tried again.
+        found = await self.replies.find(tap.question_id, tap.question_id)
+        if found is None:
+            return _reply(Unmatched(None, "tap", tap.question_id))
         if not await self.ledger.store.first_sight(self.name, f"tap:{tap.nonce}", now=self.ledger.clock.now()):
             return _say(409, "This button was already used. Nothing was changed.")
 
@@ -127,7 +131,7 @@ class NtfyChannel(Channel):
             return Answer({question.id: AskUserQuestionAnswerItem(id=question.id, selected=[label])})
 
         outcome = await self.replies.answer(
-            tap.question_id, by=tap.person, how="tap", read=read, question_id=tap.question_id
+            tap.question_id, by=tap.person, how="tap", read=read, question_id=tap.question_id, found=found
         )
         return _reply(outcome)
 
