@@ -8,9 +8,10 @@ from __future__ import annotations
 from bot.channels.kind import KindRegistry
 from bot.discord.kind import DISCORD
 from bot.email.kind import EMAIL
+from bot.ntfy.kind import NTFY
 from bot.slack.kind import SLACK
 from bot.teams.kind import TEAMS
 from bot.telegram.kind import TELEGRAM
 from bot.web.kind import WEB
 
-KINDS = KindRegistry(SLACK, TELEGRAM, TEAMS, DISCORD, EMAIL, WEB)
+KINDS = KindRegistry(SLACK, TELEGRAM, TEAMS, DISCORD, NTFY, EMAIL, WEB)

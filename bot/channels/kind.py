@@ -50,6 +50,9 @@ class BuildContext:
     ledger: Ledger
     environ: Mapping[str, str] | None = None
     titles: Mapping[str, str] = field(default_factory=dict[str, str])
+    public_url: str | None = None
+    """`[server] public_url`: where people and services outside reach this server (a phone's action buttons post
+    back there)."""
 
 
 @dataclass(frozen=True)

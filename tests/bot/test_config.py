@@ -274,7 +274,7 @@ def test_answerers_naming_an_unknown_channel_is_refused() -> None:
     err = error_for('[bot]\nanswerers = ["web", "sms"]\n')
     assert str(err) == (
         'config.toml:2: bot.answerers[1]: "sms" is not a channel; '
-        'use "slack", "telegram", "teams", "discord", "email" or "web"'
+        'use "slack", "telegram", "teams", "discord", "ntfy", "email" or "web"'
     )
 
 

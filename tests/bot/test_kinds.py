@@ -63,8 +63,8 @@ def fax(**changes: Any) -> ChannelKind[Any]:
 FAX_CONFIG = {"fax": {"subscriptions": [{"agents": ["deploy-*"], "number": "+1 555 0100"}]}}
 
 
-def test_the_registry_lists_slack_telegram_teams_discord_email_and_web_in_waterfall_order() -> None:
-    assert KINDS.names == ("slack", "telegram", "teams", "discord", "email", "web")
+def test_the_registry_lists_slack_telegram_teams_discord_ntfy_email_and_web_in_waterfall_order() -> None:
+    assert KINDS.names == ("slack", "telegram", "teams", "discord", "ntfy", "email", "web")
 
 
 def test_another_kind_gets_its_own_config_table() -> None:
