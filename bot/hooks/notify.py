@@ -172,7 +172,8 @@ def post_note(server: str, token: str | None, body: dict[str, Any]) -> str | Non
 
     def send() -> None:
         try:
-            reply = ApiClient(server, token, timeout=POST_SECONDS).call("POST", "/v1/notes", body)
+            # The client's own timeout lies beyond the join below, so a silent server is always told the same way.
+            reply = ApiClient(server, token, timeout=POST_SECONDS + 1).call("POST", "/v1/notes", body)
         except Unreachable as error:
             outcome.append(f"{error}; is `handraise serve` running?")
             return
