@@ -32,10 +32,9 @@ _UNCHAINED = """
     ) RETURNS SETOF audit LANGUAGE plpgsql STRICT AS $$
     DECLARE
         made audit;
-        numbers regclass := pg_get_serial_sequence('audit', 'seq')::regclass;
     BEGIN
         FOR i IN 1 .. coalesce(cardinality(ats), 0) LOOP
-            made.seq := nextval(numbers);
+            made.seq := nextval('audit_seq_seq');
             made.at := ats[i];
             made.question_id := question_ids[i];
             made.kind := kinds[i];
