@@ -26,6 +26,28 @@ from bot.store.postgres.store import PostgresStore
 from bot.store.records import QuestionRecord
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem
 
+_UNCHAINED = """
+    CREATE OR REPLACE FUNCTION handraise_audit_chained(
+        ats timestamptz[], question_ids text[], kinds text[], channels text[], actors text[], details text[]
+    ) RETURNS SETOF audit LANGUAGE plpgsql STRICT AS $$
+    DECLARE
+        made audit;
+    BEGIN
+        FOR i IN 1 .. coalesce(cardinality(ats), 0) LOOP
+            made.seq := nextval('audit_seq_seq');
+            made.at := ats[i];
+            made.question_id := question_ids[i];
+            made.kind := kinds[i];
+            made.channel := channels[i];
+            made.actor := actors[i];
+            made.detail_json := details[i];
+            RETURN NEXT made;
+        END LOOP;
+    END
+    $$;
+"""
+"""The statements' call with no hashing: rows numbered, `prev` and `hash` left NULL."""
+
 VARIANTS: dict[str, str] = {
     "current": "",
     # Schema 3's delivery trigger: every delivery rewrites its question's row to stamp it.
@@ -49,6 +71,30 @@ VARIANTS: dict[str, str] = {
         CREATE OR REPLACE FUNCTION handraise_delivery_changed() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN NEW.changed_at := clock_timestamp(); RETURN NEW; END $$;
     """,
+    # Schema 7's audit chain: a per-row trigger hashes each row (the statements' call only numbers them).
+    "chain-trigger": _UNCHAINED
+    + """
+        CREATE FUNCTION handraise_audit_row_chained() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            previous text;
+        BEGIN
+            SELECT hash INTO previous FROM audit ORDER BY seq DESC LIMIT 1;
+            NEW.prev := coalesce(previous, repeat('0', 64));
+            NEW.hash := encode(sha256(convert_to(
+                handraise_chain_field(NEW.prev) || handraise_chain_field(NEW.seq::text)
+                || handraise_chain_field(to_char(NEW.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'))
+                || handraise_chain_field(NEW.question_id) || handraise_chain_field(NEW.kind)
+                || handraise_chain_field(NEW.channel) || handraise_chain_field(NEW.actor)
+                || handraise_chain_field(NEW.detail_json),
+                'UTF8')), 'hex');
+            RETURN NEW;
+        END
+        $$;
+        CREATE TRIGGER audit_chained BEFORE INSERT ON audit
+            FOR EACH ROW EXECUTE FUNCTION handraise_audit_row_chained();
+    """,
+    # No chain at all (what the chain costs in all).
+    "no-chain": _UNCHAINED,
 }
 """SQL run on a database at the current schema; "no-notify" only shows what the notifications cost."""
 

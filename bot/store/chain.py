@@ -7,7 +7,8 @@ netstring (`<length in UTF-8 bytes>:<UTF-8 bytes>,`) or as `-,` when it is NULL:
 (UTC, `YYYY-MM-DDTHH:MM:SS.ffffff+00:00`), `question_id`, `kind`, `channel`, `actor` and `detail_json` (the JSON text
 exactly as stored). The first row's `prev` is 64 zeros. Rows written before a store kept a chain have neither, and
 come only before the first chained row. Both stores compute the same hash: SQLite in `Store._append` (writes are
-serialised by the file's write lock), PostgreSQL in a trigger under the audit lock that already orders the log.
+serialised by the file's write lock), PostgreSQL in one call per statement (`handraise_audit_chained`, schema 8),
+made under the audit lock that already orders the log.
 """
 
 from __future__ import annotations

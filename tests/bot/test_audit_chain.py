@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import cast
 
 import anyio
+import psycopg
 import pytest
 
 from bot.store.chain import GENESIS, ChainRow, ExportError, chain_hash, export_line, read_export_line, row_hash, verify
 from bot.store.interface import AsyncStore
+from bot.store.postgres.schema import MARKER
+from bot.store.postgres.schema import MIGRATIONS as PG_MIGRATIONS
 from bot.store.postgres.store import PostgresStore
 from bot.store.records import NewDelivery
 from bot.store.sqlite.async_store import SqliteStore
@@ -206,6 +209,44 @@ def test_a_schema_5_sqlite_file_is_migrated_and_its_chain_starts_after(tmp_path:
         rows = store.audit_rows()
     assert [(row.seq, row.prev) for row in rows] == [(1, None), (2, None), (3, GENESIS)]
     assert verify(rows).lines()[0] == "1 rows checked"
+
+
+async def test_a_postgres_store_chained_by_the_trigger_is_migrated_and_its_chain_goes_on(postgres_url: str) -> None:
+    # Schema 7 chained each row in a per-row trigger; schema 8 chains each statement's rows in one call instead.
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        db.execute(f"CREATE TABLE {MARKER} (version integer NOT NULL)")  # type: ignore[arg-type]
+        db.execute(f"INSERT INTO {MARKER} VALUES (7)")  # type: ignore[arg-type]
+        for script in PG_MIGRATIONS[:7]:
+            db.execute(script.encode())
+        for detail in ('{"n": 1}', '{"n": "ü ✓"}'):  # chained by the trigger, as a schema-7 handraise wrote them
+            db.execute(
+                "INSERT INTO audit (at, kind, actor, detail_json) VALUES (now(), 'rule', 'agent-7', %s)", (detail,)
+            )
+    store = await PostgresStore.open(postgres_url, wait_seconds=2)
+    try:
+        assert await store.schema_version() == len(PG_MIGRATIONS)
+        await some_events(store)
+        rows = await all_rows(store)
+    finally:
+        await store.close()
+    assert [row.seq for row in rows] == list(range(1, 11))
+    assert rows[0].prev == GENESIS and rows[2].prev == rows[1].hash
+    assert verify(rows).lines() == ["10 rows checked"]
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        triggers = db.execute("SELECT tgname FROM pg_trigger WHERE tgrelid = 'audit'::regclass AND NOT tgisinternal")
+        assert {name for (name,) in triggers} == {"audit_no_change", "audit_no_truncate"}
+
+
+async def test_two_stores_appending_in_groups_at_once_make_one_chain(backend: tuple[Opener, Raw]) -> None:
+    opener, _ = backend
+    stores = [await opener() for _ in range(3)]
+    async with anyio.create_task_group() as group:
+        for _ in range(8):
+            for store in stores:
+                group.start_soon(some_events, store)
+    rows = await all_rows(stores[0])
+    assert verify(rows).lines() == [f"{8 * 3 * 8} rows checked"]
+    assert [row.seq for row in rows] == sorted(row.seq for row in rows)
 
 
 def test_an_export_line_reads_back_as_the_same_row() -> None:

@@ -174,7 +174,19 @@ def split_on(error: psycopg.Error, size: int) -> bool:
 # could deadlock with a resolver holding the row and waiting for the audit lock; rows are locked in id order so
 # that two groups locking the same questions wait for each other instead of deadlocking.
 
-CREATE_QUESTIONS: LiteralString = """\
+CHAINED_INSERT: LiteralString = """\
+INSERT INTO audit (seq, at, question_id, kind, channel, actor, detail_json, prev, hash) OVERRIDING SYSTEM VALUE
+SELECT c.seq, c.at, c.question_id, c.kind, c.channel, c.actor, c.detail_json, c.prev, c.hash
+FROM chaining r CROSS JOIN LATERAL handraise_audit_chained(r.ats, r.question_ids, r.kinds, r.channels, r.actors,
+                                                           r.details) c
+RETURNING question_id
+"""
+"""The end of every statement that appends audit rows: its `chaining` CTE gathers them in order, as arrays, once the
+audit lock is held (none when nothing was written: the function is strict), and one call chains them all (schema
+migration 8). The arrays' order is the rows' seq order."""
+
+CREATE_QUESTIONS: LiteralString = (
+    """\
 WITH given AS (
     SELECT * FROM unnest(%b::text[], %b::timestamptz[], %b::text[], %b::text[], %b::text[], %b::text[],
                          %b::timestamptz[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[])
@@ -198,17 +210,22 @@ WITH given AS (
     UNION ALL
     SELECT g.n, 1, g.at, g.id, 'delivered', g.channel, g.shown
     FROM given g JOIN written USING (id) WHERE g.channel IS NOT NULL
+), chaining AS (
+    SELECT array_agg(e.at ORDER BY e.n, e.k) AS ats, array_agg(e.id ORDER BY e.n, e.k) AS question_ids,
+           array_agg(e.kind ORDER BY e.n, e.k) AS kinds, array_agg(e.channel ORDER BY e.n, e.k) AS channels,
+           array_agg(NULL::text) AS actors, array_agg(e.detail || l.nothing ORDER BY e.n, e.k) AS details
+    FROM events e CROSS JOIN locked l
 )
-INSERT INTO audit (at, question_id, kind, channel, actor, detail_json)
-SELECT e.at, e.id, e.kind, e.channel, NULL, e.detail || l.nothing FROM events e CROSS JOIN locked l ORDER BY e.n, e.k
-RETURNING question_id
 """
+    + CHAINED_INSERT
+)
 """New questions and their `asked` events, and the deliveries given with them (a row's channel, key, reference and
 `delivered` detail, or NULLs) with their `delivered` events, each question's two in that order; returns the ids
 created (an id already stored is left alone, and so is the delivery given with it). The deliveries are counted
 before the audit lock, so that they are written (and the key's unique index waited for) before it is taken."""
 
-ADD_DELIVERIES: LiteralString = """\
+ADD_DELIVERIES: LiteralString = (
+    """\
 WITH given AS (
     SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[], %b::timestamptz[], %b::timestamptz[],
                          %b::text[])
@@ -223,17 +240,21 @@ WITH given AS (
     SELECT q.id FROM questions q WHERE q.id IN (SELECT question_id FROM written) ORDER BY q.id FOR NO KEY UPDATE
 ), locked AS MATERIALIZED (
     SELECT pg_advisory_xact_lock(%s, %s)::text AS nothing FROM (SELECT count(*) AS made FROM touched) t WHERE made > 0
+), chaining AS (
+    SELECT array_agg(g.at ORDER BY g.n) AS ats, array_agg(g.question_id ORDER BY g.n) AS question_ids,
+           array_agg('delivered'::text) AS kinds, array_agg(g.channel ORDER BY g.n) AS channels,
+           array_agg(NULL::text) AS actors, array_agg(g.detail || l.nothing ORDER BY g.n) AS details
+    FROM given g JOIN written USING (question_id, channel) CROSS JOIN locked l
 )
-INSERT INTO audit (at, question_id, kind, channel, actor, detail_json)
-SELECT g.at, g.question_id, 'delivered', g.channel, NULL, g.detail || l.nothing
-FROM given g JOIN written USING (question_id, channel) CROSS JOIN locked l ORDER BY g.n
-RETURNING question_id
 """
+    + CHAINED_INSERT
+)
 """Deliveries (a question's delivery on a channel replaces the earlier one) and their `delivered` events. The
 questions are locked with the writes, before the audit lock: the foreign keys' checks at the end of the statement
 would otherwise wait for a replica's claim of a question (`FOR UPDATE`) while holding it."""
 
-SWAP_RECORDS: LiteralString = """\
+SWAP_RECORDS: LiteralString = (
+    """\
 WITH given AS (
     SELECT * FROM unnest(%b::text[], %b::text[], %b::text[], %b::bytea[], %b::timestamptz[], %b::text[], %b::text[],
                          %b::text[], %b::text[])
@@ -247,12 +268,15 @@ WITH given AS (
     RETURNING q.id
 ), locked AS MATERIALIZED (
     SELECT pg_advisory_xact_lock(%s, %s)::text AS nothing FROM (SELECT count(*) AS made FROM written) w WHERE made > 0
+), chaining AS (
+    SELECT array_agg(g.at ORDER BY g.n) AS ats, array_agg(g.id ORDER BY g.n) AS question_ids,
+           array_agg(g.kind ORDER BY g.n) AS kinds, array_agg(g.channel ORDER BY g.n) AS channels,
+           array_agg(g.actor ORDER BY g.n) AS actors, array_agg(g.detail || l.nothing ORDER BY g.n) AS details
+    FROM given g JOIN written USING (id) CROSS JOIN locked l
 )
-INSERT INTO audit (at, question_id, kind, channel, actor, detail_json)
-SELECT g.at, g.id, g.kind, g.channel, g.actor, g.detail || l.nothing
-FROM given g JOIN written USING (id) CROSS JOIN locked l ORDER BY g.n
-RETURNING question_id
 """
+    + CHAINED_INSERT
+)
 """Compare-and-swap of question records (`PostgresStore._swap`): each is written, with its audit event, only if its
 question is still pending and stored exactly as the copy it was made from (by digest); returns the ids written."""
 

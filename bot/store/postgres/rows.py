@@ -23,9 +23,13 @@ def record_json(record: QuestionRecord) -> str:
 
 
 APPEND_AUDIT: LiteralString = (
-    # The lock is taken in the INSERT itself, before the row (and its seq) is made: one round trip fewer held.
-    "INSERT INTO audit (at, question_id, kind, channel, actor, detail_json) "
-    "SELECT %s, %s, %s, %s, %s, %s FROM pg_advisory_xact_lock(%s, %s) RETURNING seq, prev, hash"
+    # The lock is taken in the INSERT itself, before the row (and its seq and hash) is made: one round trip fewer
+    # held. The row is chained as a grouped statement's are (`groups.CHAINED_INSERT`), as one of one.
+    "WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(%s, %s)::text AS nothing) "
+    "INSERT INTO audit (seq, at, question_id, kind, channel, actor, detail_json, prev, hash) OVERRIDING SYSTEM VALUE "
+    "SELECT c.seq, c.at, c.question_id, c.kind, c.channel, c.actor, c.detail_json, c.prev, c.hash FROM locked l "
+    "CROSS JOIN LATERAL handraise_audit_chained(ARRAY[%s::timestamptz], ARRAY[%s::text], ARRAY[%s::text], "
+    "ARRAY[%s::text], ARRAY[%s::text], ARRAY[%s::text || l.nothing]) c RETURNING seq, prev, hash"
 )
 
 

@@ -443,7 +443,7 @@ class PostgresStore(PostgresConnections):
         async with self._connection() as db:
             try:
                 row = audit_row(question_id, kind, channel, actor, detail or {})
-                cursor = await db.execute(APPEND_AUDIT, (*row, *AUDIT_LOCK))
+                cursor = await db.execute(APPEND_AUDIT, (*AUDIT_LOCK, *row))
                 appended = await cursor.fetchone()
                 assert appended is not None
                 seq, prev, digest = appended
@@ -454,7 +454,7 @@ class PostgresStore(PostgresConnections):
     async def audit_rule(self, *, actor: str | None, detail: dict[str, Any]) -> AuditEvent:
         async with self._connection() as db:
             row = audit_row(None, "rule", None, actor, detail)
-            cursor = await db.execute(APPEND_AUDIT, (*row, *AUDIT_LOCK))
+            cursor = await db.execute(APPEND_AUDIT, (*AUDIT_LOCK, *row))
             appended = await cursor.fetchone()
             assert appended is not None
             seq, prev, digest = appended
@@ -544,7 +544,7 @@ class PostgresStore(PostgresConnections):
         could see event 8 committed before event 7 and never come back for 7. Held from here to the commit, it
         makes the audit log's commit order its `seq` order (writers queue only for this last step).
         """
-        await db.execute(APPEND_AUDIT, (*audit_row(question_id, kind, channel, actor, detail), *AUDIT_LOCK))
+        await db.execute(APPEND_AUDIT, (*AUDIT_LOCK, *audit_row(question_id, kind, channel, actor, detail)))
 
     async def _read_question(self, id: str) -> tuple[QuestionRecord, str]:
         async with self._connection() as db:
