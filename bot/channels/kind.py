@@ -50,6 +50,8 @@ class BuildContext:
     ledger: Ledger
     environ: Mapping[str, str] | None = None
     titles: Mapping[str, str] = field(default_factory=dict[str, str])
+    public_url: str | None = None
+    """`[server] public_url`: where people reach this server (the web inbox's sign-in redirect URI)."""
 
 
 @dataclass(frozen=True)

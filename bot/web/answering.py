@@ -15,9 +15,10 @@ from bot.channels.base import Channel
 from bot.channels.replies import Answer, Ended, NotAllowed, Unreadable
 from bot.store.errors import StoreUnavailable
 from bot.store.records import Delivery, QuestionRecord
-from bot.web.auth import InboxAuth, redirect
+from bot.web.auth import redirect
 from bot.web.form_body import UnreadableBody, read_form
 from bot.web.forms import FormData, FormError, NotAResponder, first, not_a_responder, parse_answer_form, parse_responder
+from bot.web.gate import Gate
 from bot.web.pages import BY_COOKIE, InboxPages
 from bot.web.paging import Page
 from bot.web.render import render_message
@@ -28,7 +29,7 @@ from bot.web.shown import ShownQuestions
 class Answering:
     """Serves `/questions/{id}/answer` for the inbox `channel`."""
 
-    def __init__(self, channel: Channel, auth: InboxAuth, shown: ShownQuestions, pages: InboxPages) -> None:
+    def __init__(self, channel: Channel, auth: Gate, shown: ShownQuestions, pages: InboxPages) -> None:
         self.channel = channel
         self.auth = auth
         self.shown = shown
@@ -49,7 +50,7 @@ class Answering:
 
     async def _answer_form(self, request: web.Request) -> web.StreamResponse:
         form = await read_form(request)
-        if not self.auth.csrf_ok(form):
+        if not self.auth.csrf_ok(request, form):
             message = "This form is out of date (handraise may have restarted). Reload the inbox and answer again."
             return html_page(render_message("Form expired", message), 403)
         question_id = request.match_info["id"]  # the inbox's delivery key

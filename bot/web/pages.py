@@ -8,11 +8,11 @@ from aiohttp import web
 from bot.channels.base import Channel
 from bot.questions.approvals import progress
 from bot.store.records import QuestionRecord
-from bot.web.auth import InboxAuth
 from bot.web.forms import FormData
+from bot.web.gate import Gate
 from bot.web.paging import Page
-from bot.web.render import Card, Titles, render_card, render_history, render_inbox, render_message
-from bot.web.responses import UNAUTHORISED, html_page, no_such_question, unauthorised
+from bot.web.render import Card, Titles, render_card, render_history, render_inbox
+from bot.web.responses import html_page, no_such_question
 from bot.web.shown import ShownQuestions
 
 PAGE_LIMIT = 100
@@ -23,7 +23,7 @@ BY_COOKIE = "handraise_inbox_by"
 class InboxPages:
     """Renders the inbox `channel`'s pages; `titles` say how people read the channels' names."""
 
-    def __init__(self, channel: Channel, auth: InboxAuth, shown: ShownQuestions, titles: Titles) -> None:
+    def __init__(self, channel: Channel, auth: Gate, shown: ShownQuestions, titles: Titles) -> None:
         self.channel = channel
         self.auth = auth
         self.shown = shown
@@ -33,9 +33,11 @@ class InboxPages:
         """`/`: the waiting questions; with `?token=`, the sign-in that leads there."""
         offered = request.query.get("token")
         if offered is not None:
-            return self.auth.login(request, offered) or html_page(render_message("Wrong link", UNAUTHORISED), 401)
+            opened = await self.auth.open_link(request, offered)
+            if opened is not None:
+                return opened
         if not self.auth.allows(request):
-            return unauthorised()
+            return await self.auth.refuse(request)
         notice = await self._sent_notice(request.query.get("answered"))
         return await self.inbox_page(request, [], notice=notice, page=request.query.get("page"))
 
@@ -44,7 +46,9 @@ class InboxPages:
         records = [r for r in await store.list_questions(channel="web", limit=PAGE_LIMIT) if r.status != "pending"]
         return html_page(
             render_history(
-                [(record, await store.history(question_id=record.id)) for record in records], titles=self.titles
+                [(record, await store.history(question_id=record.id)) for record in records],
+                titles=self.titles,
+                account=self.auth.account(request),
             )
         )
 
@@ -68,7 +72,13 @@ class InboxPages:
         cards = leading + [await self.card(record) for record in pending if record.id not in listed]
         remembered = request.cookies.get(BY_COOKIE, "")
         html = render_inbox(
-            cards, csrf=self.auth.csrf, notice=notice, remembered_by=remembered, page=this_page, titles=self.titles
+            cards,
+            csrf=self.auth.csrf_for(request),
+            notice=notice,
+            remembered_by=remembered,
+            page=this_page,
+            titles=self.titles,
+            account=self.auth.account(request),
         )
         return html_page(html, status)
 
@@ -80,7 +90,12 @@ class InboxPages:
             return no_such_question()
         remembered = request.cookies.get(BY_COOKIE, "")
         return html_page(
-            render_card(await self.card(found[0]), csrf=self.auth.csrf, remembered_by=remembered, titles=self.titles)
+            render_card(
+                await self.card(found[0]),
+                csrf=self.auth.csrf_for(request),
+                remembered_by=remembered,
+                titles=self.titles,
+            )
         )
 
     async def card(self, record: QuestionRecord, values: FormData | None = None, error: str | None = None) -> Card:

@@ -1,0 +1,28 @@
+"""Making the sign-in gate from `[web]`: its secrets read from the environment."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+
+from bot.channels.kind import BuildContext
+from bot.settings.secrets import resolve_secret
+from bot.web.session import Sessions
+from bot.web.settings import WebSettings
+from bot.web.sign_in import SignIn
+
+log = logging.getLogger("handraise.web.sign_in")
+
+
+def build_sign_in(settings: WebSettings, context: BuildContext) -> SignIn:
+    sign_in = settings.sign_in
+    assert sign_in is not None
+    client_secret = resolve_secret(sign_in.client_secret_env, context.environ)
+    if settings.session_secret_env is not None:
+        session_secret = resolve_secret(settings.session_secret_env, context.environ)
+    else:
+        # One replica only: sessions end when it restarts. Replicas share sessions through session_secret_env.
+        session_secret = secrets.token_urlsafe(32)
+        log.warning("web.session_secret_env is not set: sign-ins last until handraise restarts")
+    sessions = Sessions(session_secret, settings.session_lifetime)
+    return SignIn(sign_in, client_secret, sessions, context.public_url)
