@@ -59,8 +59,10 @@ class Answering:
         if found is None:
             return no_such_question()
         record, delivery = found
+        person = self.auth.person(request)
         try:
-            name = parse_responder(form, await replies.responders(record))
+            # Signed in, the person is who the provider vouched for: a `by` in the form is ignored.
+            name = person if person is not None else parse_responder(form, await replies.responders(record))
         except NotAResponder as refused:
             name = refused.name  # the base refuses it, and audits that
         except FormError as bad:
@@ -80,7 +82,7 @@ class Answering:
                 return no_such_question()
             return await self._refused(request, outcome.record, form, _too_late(outcome.record), 409)
         response = redirect(_answered(record.id, _page_number(form)))
-        if name is not None:
+        if name is not None and person is None:
             response.set_cookie(BY_COOKIE, name, max_age=365 * 24 * 3600, path="/", httponly=True, samesite="Strict")
         return response
 
@@ -98,7 +100,7 @@ class Answering:
         """The inbox again (the page the form was on), the refused form first with what was typed and why it was not
         sent."""
         page = str(_page_number(form))
-        leading = [await self.pages.card(record, form, message)]
+        leading = [await self.pages.card(record, form, message, request=request)]
         return await self.pages.inbox_page(request, leading, status=status, page=page)
 
 

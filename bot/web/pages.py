@@ -69,7 +69,7 @@ class InboxPages:
         offset = this_page.first_shown - 1
         pending = await store.list_questions(status="pending", channel=name, limit=this_page.size, offset=offset)
         listed = {card.record.id for card in leading}
-        cards = leading + [await self.card(record) for record in pending if record.id not in listed]
+        cards = leading + [await self.card(record, request=request) for record in pending if record.id not in listed]
         remembered = request.cookies.get(BY_COOKIE, "")
         html = render_inbox(
             cards,
@@ -91,16 +91,26 @@ class InboxPages:
         remembered = request.cookies.get(BY_COOKIE, "")
         return html_page(
             render_card(
-                await self.card(found[0]),
+                await self.card(found[0], request=request),
                 csrf=self.auth.csrf_for(request),
                 remembered_by=remembered,
                 titles=self.titles,
             )
         )
 
-    async def card(self, record: QuestionRecord, values: FormData | None = None, error: str | None = None) -> Card:
-        """A question's card: its answer form, with what was typed and why it was refused when it was."""
-        return Card(record, await self.channel.replies.responders(record), values or {}, error)
+    async def card(
+        self,
+        record: QuestionRecord,
+        values: FormData | None = None,
+        error: str | None = None,
+        *,
+        request: web.Request | None = None,
+    ) -> Card:
+        """A question's card: its answer form, with what was typed and why it was refused when it was. A signed-in
+        person answers as themselves, so their card asks no name (the responders are checked on the POST)."""
+        signed_in = request is not None and self.auth.person(request) is not None
+        responders = [] if signed_in else await self.channel.replies.responders(record)
+        return Card(record, responders, values or {}, error)
 
     async def _sent_notice(self, question_id: str | None) -> str | None:
         store = self.channel.ledger.store

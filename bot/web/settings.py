@@ -29,6 +29,8 @@ class WebSettings(ChannelSettings[WebSubscription]):
     def _check_approvals_have_people(self) -> WebSettings:
         # With no responders nobody says who they are in the inbox, so every approval is the same one: k > 1 could
         # never be reached and the question would wait for ever.
+        if self.sign_in is not None:
+            return self  # signed in, people are told apart by their email
         for index, subscription in enumerate(self.subscriptions):
             if subscription.approvals > 1 and not (subscription.responders or self.responders):
                 raise FieldProblem(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import anyio
 import pytest
 from joserfc.jwk import OctKey, RSAKey
 
@@ -34,14 +35,15 @@ async def provider() -> AsyncIterator[Provider]:
         yield started
 
 
-def config_text(provider: Provider, db: Path, *, secret_env: str = "HANDRAISE_SESSION_SECRET") -> str:
+def config_text(provider: Provider, db: Path, *, extra: str = "") -> str:
     return f"""
 [server]
 listen = "127.0.0.1:0"
 [store]
 path = "{db}"
 [web]
-session_secret_env = "{secret_env}"
+session_secret_env = "HANDRAISE_SESSION_SECRET"
+{extra}
 [web.sign_in]
 issuer = "{provider.issuer}"
 client_id = "{CLIENT_ID}"
@@ -52,10 +54,10 @@ allowed = ["@example.org", "bob@other.org"]
 
 @asynccontextmanager
 async def serving(
-    provider: Provider, tmp_path: Path, name: str = "a", secret: str = SESSION_SECRET
+    provider: Provider, tmp_path: Path, name: str = "a", secret: str = SESSION_SECRET, extra: str = ""
 ) -> AsyncIterator[Running]:
     environ = {"HANDRAISE_OIDC_SECRET": CLIENT_SECRET, "HANDRAISE_SESSION_SECRET": secret}
-    config = parse_config(config_text(provider, tmp_path / f"{name}.db"), environ=environ)
+    config = parse_config(config_text(provider, tmp_path / f"{name}.db", extra=extra), environ=environ)
     with pytest.MonkeyPatch.context() as patch:
         for key, value in environ.items():
             patch.setenv(key, value)
@@ -301,3 +303,91 @@ def test_a_missing_client_secret_stops_the_config() -> None:
     text += 'allowed = ["@example.org"]\n'
     with pytest.raises(ConfigError, match="S is not set"):
         parse_config(text, environ={})
+
+
+PLAN = {
+    "id": "plan",
+    "question": "Ship the migration plan?",
+    "header": "Plan review",
+    "detail": "1. Add the column\n2. Backfill",
+    "options": [{"label": "Approve"}, {"label": "Reject"}],
+    "intent": {"kind": "plan-review", "approve": "Approve"},
+}
+
+
+async def ask(program: Running, session: aiohttp.ClientSession, question: dict[str, Any]) -> str:
+    """Ask through the agents' API (unchanged by sign-in), and wait until the inbox shows the question."""
+    async with session.post(program.base_url + "/v1/questions", json={"questions": [question]}) as asked:
+        assert asked.status in (200, 201, 202), await asked.text()
+        question_id = str((await asked.json())["id"])
+    with anyio.fail_after(10):
+        while True:
+            async with session.get(f"{program.base_url}/questions/{question_id}/card") as card:
+                if card.status == 200:
+                    return question_id
+            await anyio.sleep(0.02)
+
+
+async def answer(program: Running, session: aiohttp.ClientSession, question_id: str, option: int, by: str) -> int:
+    async with session.get(program.base_url + "/") as inbox:
+        page = await inbox.text()
+    csrf = page.split('class="answer">', 1)[1].split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    form = {"csrf": csrf, "q0": str(option), "action": "send", "by": by}
+    url = f"{program.base_url}/questions/{question_id}/answer"
+    async with session.post(url, data=form, allow_redirects=False) as reply:
+        return reply.status
+
+
+async def outcome(program: Running, session: aiohttp.ClientSession, question_id: str) -> dict[str, Any]:
+    async with session.get(f"{program.base_url}/v1/questions/{question_id}") as reply:
+        return await reply.json()
+
+
+async def test_an_answer_records_the_signed_in_email_whatever_the_form_says(
+    server: Running, provider: Provider
+) -> None:
+    question = {"id": "env", "question": "Which environment?", "options": [{"label": "staging"}, {"label": "prod"}]}
+    async with browser() as session:
+        await sign_in(session, server.base_url)
+        question_id = await ask(server, session, question)
+        assert await answer(server, session, question_id, 0, by="the-ceo@example.org") == 303
+        result = await outcome(server, session, question_id)
+        assert result["status"] == "answered"
+        assert result["resolvedBy"] == "alice@example.org"
+
+
+async def test_two_approvals_need_two_different_people(provider: Provider, tmp_path: Path) -> None:
+    extra = "[[web.subscriptions]]\napprovals = 2\n"
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice, browser() as bob:
+        await sign_in(alice, program.base_url)
+        question_id = await ask(program, alice, PLAN)
+        assert await answer(program, alice, question_id, 0, by="") == 303
+        assert await answer(program, alice, question_id, 0, by="someone-else@example.org") == 303
+        assert (await outcome(program, alice, question_id))["status"] == "pending"
+        provider.person = "bob@other.org"
+        await sign_in(bob, program.base_url)
+        assert await answer(program, bob, question_id, 0, by="") == 303
+        result = await outcome(program, alice, question_id)
+        assert result["status"] == "answered"
+        assert result["approvedBy"] == ["alice@example.org", "bob@other.org"]
+        # What `handraise history --json` prints: each approval, and the answer, under the person's email.
+        events = await program.installation.ledger.store.history(question_id=question_id)
+        actors = [(event.kind, event.actor) for event in events if event.kind in ("approved", "answered")]
+        assert actors == [
+            ("approved", "alice@example.org"),
+            ("approved", "bob@other.org"),
+            ("answered", "alice@example.org, bob@other.org"),
+        ]
+
+
+async def test_responders_by_email_and_domain_limit_who_may_answer(provider: Provider, tmp_path: Path) -> None:
+    extra = '[[web.subscriptions]]\nresponders = ["@other.org"]\n'
+    question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice, browser() as bob:
+        await sign_in(alice, program.base_url)
+        question_id = await ask(program, alice, question)
+        assert await answer(program, alice, question_id, 0, by="bob@other.org") == 403
+        provider.person = "bob@other.org"
+        await sign_in(bob, program.base_url)
+        assert await answer(program, bob, question_id, 0, by="") == 303
+        assert (await outcome(program, bob, question_id))["resolvedBy"] == "bob@other.org"
