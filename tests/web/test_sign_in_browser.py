@@ -76,6 +76,7 @@ async def test_two_people_approve_a_plan_in_two_browsers(chromium: Browser, prov
         await expect(bob.locator("header.top")).to_contain_text("Signed in as bob@other.org")
         for page in (alice, bob):
             await page.locator(f'article[data-question="{question_id}"]').get_by_role("button", name="Approve").click()
+            await expect(page.locator(".notice")).to_be_visible()  # the POST is done, its redirect shown
         result = await outcome(program, agent, question_id)
         assert result["status"] == "answered"
         assert result["approvedBy"] == ["alice@example.org", "bob@other.org"]
