@@ -42,7 +42,6 @@ listen = "127.0.0.1:0"
 [store]
 path = "{db}"
 [web]
-session_secret_env = "HANDRAISE_SESSION_SECRET"
 {extra}
 [web.sign_in]
 issuer = "{provider.issuer}"
@@ -57,7 +56,8 @@ async def serving(
     provider: Provider, tmp_path: Path, name: str = "a", secret: str = SESSION_SECRET, extra: str = ""
 ) -> AsyncIterator[Running]:
     environ = {"HANDRAISE_OIDC_SECRET": CLIENT_SECRET, "HANDRAISE_SESSION_SECRET": secret}
-    config = parse_config(config_text(provider, tmp_path / f"{name}.db", extra=extra), environ=environ)
+    named = 'session_secret_env = "HANDRAISE_SESSION_SECRET"\n' if secret else ""
+    config = parse_config(config_text(provider, tmp_path / f"{name}.db", extra=named + extra), environ=environ)
     with pytest.MonkeyPatch.context() as patch:
         for key, value in environ.items():
             patch.setenv(key, value)
@@ -391,3 +391,22 @@ async def test_responders_by_email_and_domain_limit_who_may_answer(provider: Pro
         await sign_in(bob, program.base_url)
         assert await answer(program, bob, question_id, 0, by="") == 303
         assert (await outcome(program, bob, question_id))["resolvedBy"] == "bob@other.org"
+
+
+async def test_without_a_session_secret_one_is_kept_beside_the_store_and_outlives_a_restart(
+    provider: Provider, tmp_path: Path
+) -> None:
+    async with browser() as session:
+        async with serving(provider, tmp_path, "solo", secret="") as first:
+            await sign_in(session, first.base_url)
+        kept = tmp_path / "solo.db.session-secret"
+        assert kept.stat().st_mode & 0o777 == 0o600
+        async with (
+            serving(provider, tmp_path, "solo", secret="") as again,
+            session.get(again.base_url + "/history", allow_redirects=False) as accepted,
+        ):
+            assert accepted.status == 200
+        kept.write_text("short\n")
+        with pytest.raises(ConfigError, match="holds no session secret"):
+            async with serving(provider, tmp_path, "solo", secret=""):
+                pass
