@@ -69,7 +69,8 @@ class InboxPages:
         offset = this_page.first_shown - 1
         pending = await store.list_questions(status="pending", channel=name, limit=this_page.size, offset=offset)
         listed = {card.record.id for card in leading}
-        cards = leading + [await self.card(record, request=request) for record in pending if record.id not in listed]
+        pending = await self._mine_first(request, [record for record in pending if record.id not in listed])
+        cards = leading + [await self.card(record, request=request) for record in pending]
         remembered = request.cookies.get(BY_COOKIE, "")
         html = render_inbox(
             cards,
@@ -81,6 +82,20 @@ class InboxPages:
             account=self.auth.account(request),
         )
         return html_page(html, status)
+
+    async def _mine_first(self, request: web.Request, records: list[QuestionRecord]) -> list[QuestionRecord]:
+        """Signed in: the questions the person may answer first, oldest first among them, then the rest; with
+        `?mine=1` ("Waiting for you"), only theirs. Without sign-in, `records` as they are."""
+        person = self.auth.person(request)
+        if person is None:
+            return records
+        replies = self.channel.replies
+        mine = [record for record in records if await replies.may_answer(person, await replies.responders(record))]
+        mine.sort(key=lambda record: record.created_at)
+        if request.query.get("mine") == "1":
+            return mine
+        ids = {record.id for record in mine}
+        return mine + [record for record in records if record.id not in ids]
 
     async def card_fragment(self, request: web.Request) -> web.StreamResponse:
         """One question's card, as the live page inserts or refreshes it."""

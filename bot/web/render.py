@@ -123,6 +123,7 @@ def render_message(title: str, message: str, *, sign_in: bool = False) -> str:
 def render_account(email: str, csrf: str) -> str:
     """Who is signed in, and the button that signs them out (a POST, so a link elsewhere cannot)."""
     return (
+        '<a href="/?mine=1">Waiting for you</a>'
         f'<form method="post" action="/auth/sign-out" class="account"><span>Signed in as {escape(email)}</span>'
         f'<input type="hidden" name="csrf" value="{escape(csrf)}"><button type="submit">Sign out</button></form>'
     )

@@ -315,9 +315,12 @@ PLAN = {
 }
 
 
-async def ask(program: Running, session: aiohttp.ClientSession, question: dict[str, Any]) -> str:
+async def ask(
+    program: Running, session: aiohttp.ClientSession, question: dict[str, Any], agent: str | None = None
+) -> str:
     """Ask through the agents' API (unchanged by sign-in), and wait until the inbox shows the question."""
-    async with session.post(program.base_url + "/v1/questions", json={"questions": [question]}) as asked:
+    body: dict[str, Any] = {"questions": [question]} | ({"agent": {"id": agent}} if agent else {})
+    async with session.post(program.base_url + "/v1/questions", json=body) as asked:
         assert asked.status in (200, 201, 202), await asked.text()
         question_id = str((await asked.json())["id"])
     with anyio.fail_after(10):
@@ -410,3 +413,26 @@ async def test_without_a_session_secret_one_is_kept_beside_the_store_and_outlive
         with pytest.raises(ConfigError, match="holds no session secret"):
             async with serving(provider, tmp_path, "solo", secret=""):
                 pass
+
+
+async def test_waiting_for_you_lists_the_persons_questions_first_and_alone(provider: Provider, tmp_path: Path) -> None:
+    extra = (
+        '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n'
+        '[[web.subscriptions]]\nagentless = true\nresponders = ["@example.org"]\n'
+    )
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice:
+        await sign_in(alice, program.base_url)
+        question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
+        first = await ask(program, alice, question)
+        theirs = await ask(program, alice, question, agent="ops-1")
+        last = await ask(program, alice, question)
+
+        async def listed(path: str) -> list[str]:
+            async with alice.get(program.base_url + path) as page:
+                html = await page.text()
+            return [part.split('"', 1)[0] for part in html.split('data-question="')[1:]]
+
+        assert await listed("/") == [first, last, theirs]
+        assert await listed("/?mine=1") == [first, last]
+        async with alice.get(program.base_url + "/") as page:
+            assert '<a href="/?mine=1">Waiting for you</a>' in await page.text()
