@@ -24,6 +24,7 @@ from bot.questions.ledger import Ledger
 from bot.questions.routing import Route, Router
 from bot.store.records import QuestionRecord
 from bot.web.answering import Answering
+from bot.web.bulk import BulkApproval
 from bot.web.event_stream import EventStream
 from bot.web.gate import Gate, TokenGate, guarded
 from bot.web.pages import InboxPages
@@ -92,6 +93,7 @@ class WebInbox(Channel):
         app.router.add_get("/events", guarded(self._auth, self._events.serve))
         app.router.add_get("/questions/{id}/card", guarded(self._auth, self._pages.card_fragment))
         app.router.add_post("/questions/{id}/answer", guarded(self._auth, self._answering.answer))
+        app.router.add_post("/questions/approve", guarded(self._auth, BulkApproval(self, self._auth).approve))
         app.router.add_get("/static/{name}", self._static.serve)
         if self.sign_in is not None:
             self.sign_in.add_routes(app)

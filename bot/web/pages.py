@@ -8,6 +8,7 @@ from aiohttp import web
 from bot.channels.base import Channel
 from bot.questions.approvals import progress
 from bot.store.records import QuestionRecord
+from bot.web.bulk_rules import approvable
 from bot.web.forms import FormData
 from bot.web.gate import Gate
 from bot.web.paging import Page
@@ -39,6 +40,9 @@ class InboxPages:
         if not self.auth.allows(request):
             return await self.auth.refuse(request)
         notice = await self._sent_notice(request.query.get("answered"))
+        if (approved := request.query.get("approved", "")).isdecimal():
+            notice = f"Approved {int(approved[:4])} selected question(s) as {self.auth.person(request) or 'you'}."
+
         return await self.inbox_page(request, [], notice=notice, page=request.query.get("page"))
 
     async def history(self, request: web.Request) -> web.StreamResponse:
@@ -80,6 +84,7 @@ class InboxPages:
             page=this_page,
             titles=self.titles,
             account=self.auth.account(request),
+            bulk=[card.record for card in cards if approvable(card.record)] if self.auth.person(request) else [],
         )
         return html_page(html, status)
 

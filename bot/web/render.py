@@ -63,6 +63,7 @@ def render_inbox(
     page: Page | None = None,
     titles: Titles = NO_TITLES,
     account: str = "",
+    bulk: Sequence[QuestionRecord] = (),
 ) -> str:
     """The inbox: `cards` (one page of the pending questions, newest first, and any form sent back with an error).
 
@@ -78,6 +79,8 @@ def render_inbox(
     ]
     if notice is not None:
         body.append(f'<p class="notice" role="status">{escape(notice)}</p>')
+    if bulk:
+        body.append(render_bulk(bulk, csrf))
     body.append(render_pager(page, "Pages"))
     body.append(f'<div class="cards" id="pending" data-pending data-page="{page.number}">')
     body.extend(
@@ -118,6 +121,20 @@ def render_message(title: str, message: str, *, sign_in: bool = False) -> str:
     if sign_in:
         body += '<p class="message"><a href="/auth/sign-in">Sign in</a></p>'
     return _page(f"{title} · handraise inbox", body, current=None)
+
+
+def render_bulk(records: Sequence[QuestionRecord], csrf: str) -> str:
+    """The bulk approval form (signed in): a checkbox per waiting plan review, and one button."""
+    boxes = "".join(
+        f'<li><label><input type="checkbox" name="id" value="{escape(record.id)}"> '
+        f"{escape(_title(record))}</label></li>"
+        for record in records
+    )
+    return (
+        '<form method="post" action="/questions/approve" class="bulk"><fieldset><legend>Plans waiting for approval'
+        f'</legend><input type="hidden" name="csrf" value="{escape(csrf)}"><ul>{boxes}</ul>'
+        '<button type="submit" class="primary">Approve selected</button></fieldset></form>'
+    )
 
 
 def render_account(email: str, csrf: str) -> str:

@@ -436,3 +436,31 @@ async def test_waiting_for_you_lists_the_persons_questions_first_and_alone(provi
         assert await listed("/?mine=1") == [first, last]
         async with alice.get(program.base_url + "/") as page:
             assert '<a href="/?mine=1">Waiting for you</a>' in await page.text()
+
+
+async def test_bulk_approval_approves_each_selected_plan_under_the_persons_name(server: Running) -> None:
+    other = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
+    async with browser() as alice:
+        await sign_in(alice, server.base_url)
+        plans = [await ask(server, alice, PLAN | {"id": f"plan{n}"}) for n in range(3)]
+        plain = await ask(server, alice, other)
+        async with alice.get(server.base_url + "/") as inbox:
+            page = await inbox.text()
+        form = page.split('action="/questions/approve"', 1)[1].split("</form>", 1)[0]
+        assert all(f'value="{plan}"' in form for plan in plans) and f'value="{plain}"' not in form
+        csrf = form.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        chosen = [("csrf", csrf), ("id", plans[0]), ("id", plans[2]), ("id", plain), ("id", "no-such-question")]
+        async with alice.post(server.base_url + "/questions/approve", data=chosen) as approved:
+            assert approved.status == 200
+            assert "Approved 2 selected question(s) as alice@example.org" in await approved.text()
+        for plan, status in zip(plans, ["answered", "pending", "answered"], strict=True):
+            result = await outcome(server, alice, plan)
+            assert result["status"] == status
+            if status == "answered":
+                assert result["resolvedBy"] == "alice@example.org"
+        assert (await outcome(server, alice, plain))["status"] == "pending"
+        events = await server.installation.ledger.store.history(question_id=plans[0])
+        assert [event.actor for event in events if event.kind == "answered"] == ["alice@example.org"]
+        async with alice.post(server.base_url + "/questions/approve", data=[("csrf", "forged"), ("id", plans[1])]) as r:
+            assert r.status == 403
+        assert (await outcome(server, alice, plans[1]))["status"] == "pending"
