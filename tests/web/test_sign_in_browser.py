@@ -12,7 +12,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from tests.system_packages import require_debian_package
 from tests.web.oidc_provider import Provider, provider_running, unsigned
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
-from tests.web.test_sign_in import PLAN, browser, outcome, serving
+from tests.web.test_sign_in import FORGERIES, PLAN, browser, outcome, serving
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -98,4 +98,46 @@ async def test_a_refused_person_and_a_forged_token_see_why(
         response = await page.goto(program.base_url + "/auth/sign-in")
         assert response is not None and response.status == 401
         await expect(page.get_by_role("link", name="Sign in")).to_be_visible()
+        await page.close()
+
+
+@pytest.mark.parametrize("forge", list(FORGERIES), ids=list(FORGERIES))
+async def test_forged_id_tokens_are_refused_in_chromium(
+    chromium: Browser, provider: Provider, tmp_path: Path, forge: str
+) -> None:
+    provider.forge = FORGERIES[forge]
+    async with serving(provider, tmp_path) as program:
+        page = await new_page(chromium)
+        response = await page.goto(program.base_url + "/")
+        assert response is not None and 400 <= response.status < 500
+        await expect(page.locator("main")).to_contain_text("You are not signed in")
+        assert not [cookie for cookie in await page.context.cookies() if cookie.get("name") == "handraise_session"]
+        await page.close()
+
+
+async def test_a_foreign_state_and_a_second_replica_in_chromium(
+    chromium: Browser, provider: Provider, tmp_path: Path
+) -> None:
+    async with (
+        serving(provider, tmp_path) as program,
+        serving(provider, tmp_path, "b") as same,
+        serving(provider, tmp_path, "c", "another secret") as other,
+        browser() as attacker,
+    ):
+        async with attacker.get(program.base_url + "/", allow_redirects=False) as started:
+            location = started.headers["Location"]
+        async with attacker.get(location, allow_redirects=False) as back:
+            callback = back.headers["Location"]
+        page = await new_page(chromium)
+        response = await page.goto(callback)  # the attacker's sign-in, finished in the victim's browser
+        assert response is not None and response.status == 400
+        await expect(page.locator("main")).to_contain_text("not started in this browser")
+        await page.goto(program.base_url + "/")
+        await expect(page.locator("header.top")).to_contain_text("Signed in as alice@example.org")
+        asked = len(provider.authorize_requests)
+        await page.goto(same.base_url + "/history")  # the same secret: the same session, no trip to the provider
+        await expect(page.locator("header.top")).to_contain_text("Signed in as alice@example.org")
+        assert len(provider.authorize_requests) == asked
+        await page.goto(other.base_url + "/history")  # another secret: back to the provider
+        assert len(provider.authorize_requests) == asked + 1
         await page.close()
