@@ -15,9 +15,10 @@ from bot.channels.base import Channel
 from bot.channels.replies import Answer, Ended, NotAllowed, Unreadable
 from bot.store.errors import StoreUnavailable
 from bot.store.records import Delivery, QuestionRecord
-from bot.web.auth import InboxAuth, redirect
+from bot.web.auth import redirect
 from bot.web.form_body import UnreadableBody, read_form
 from bot.web.forms import FormData, FormError, NotAResponder, first, not_a_responder, parse_answer_form, parse_responder
+from bot.web.gate import Gate
 from bot.web.pages import BY_COOKIE, InboxPages
 from bot.web.paging import Page
 from bot.web.render import render_message
@@ -28,7 +29,7 @@ from bot.web.shown import ShownQuestions
 class Answering:
     """Serves `/questions/{id}/answer` for the inbox `channel`."""
 
-    def __init__(self, channel: Channel, auth: InboxAuth, shown: ShownQuestions, pages: InboxPages) -> None:
+    def __init__(self, channel: Channel, auth: Gate, shown: ShownQuestions, pages: InboxPages) -> None:
         self.channel = channel
         self.auth = auth
         self.shown = shown
@@ -49,7 +50,7 @@ class Answering:
 
     async def _answer_form(self, request: web.Request) -> web.StreamResponse:
         form = await read_form(request)
-        if not self.auth.csrf_ok(form):
+        if not self.auth.csrf_ok(request, form):
             message = "This form is out of date (handraise may have restarted). Reload the inbox and answer again."
             return html_page(render_message("Form expired", message), 403)
         question_id = request.match_info["id"]  # the inbox's delivery key
@@ -58,8 +59,10 @@ class Answering:
         if found is None:
             return no_such_question()
         record, delivery = found
+        person = self.auth.person(request)
         try:
-            name = parse_responder(form, await replies.responders(record))
+            # Signed in, the person is who the provider vouched for: a `by` in the form is ignored.
+            name = person if person is not None else parse_responder(form, await replies.responders(record))
         except NotAResponder as refused:
             name = refused.name  # the base refuses it, and audits that
         except FormError as bad:
@@ -79,7 +82,7 @@ class Answering:
                 return no_such_question()
             return await self._refused(request, outcome.record, form, _too_late(outcome.record), 409)
         response = redirect(_answered(record.id, _page_number(form)))
-        if name is not None:
+        if name is not None and person is None:
             response.set_cookie(BY_COOKIE, name, max_age=365 * 24 * 3600, path="/", httponly=True, samesite="Strict")
         return response
 
@@ -97,7 +100,7 @@ class Answering:
         """The inbox again (the page the form was on), the refused form first with what was typed and why it was not
         sent."""
         page = str(_page_number(form))
-        leading = [await self.pages.card(record, form, message)]
+        leading = [await self.pages.card(record, form, message, request=request)]
         return await self.pages.inbox_page(request, leading, status=status, page=page)
 
 

@@ -24,13 +24,14 @@ from bot.questions.ledger import Ledger
 from bot.questions.routing import Route, Router
 from bot.store.records import QuestionRecord
 from bot.web.answering import Answering
-from bot.web.auth import InboxAuth
+from bot.web.bulk import BulkApproval
 from bot.web.event_stream import EventStream
+from bot.web.gate import Gate, TokenGate, guarded
 from bot.web.pages import InboxPages
 from bot.web.render import NO_TITLES, Titles
-from bot.web.responses import guarded
 from bot.web.settings import WebSettings
 from bot.web.shown import ShownQuestions
+from bot.web.sign_in import SignIn
 from bot.web.static_files import StaticFiles
 
 
@@ -45,7 +46,13 @@ class WebInbox(Channel):
     sends_out = False
 
     def __init__(
-        self, ledger: Ledger, settings: WebSettings, *, token: str | None = None, titles: Titles = NO_TITLES
+        self,
+        ledger: Ledger,
+        settings: WebSettings,
+        *,
+        token: str | None = None,
+        titles: Titles = NO_TITLES,
+        sign_in: SignIn | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -54,7 +61,9 @@ class WebInbox(Channel):
         self.token = token if token is not None else secrets.token_urlsafe(24)
         # Usable before it is installed (a page that only lists questions); install_channel attaches the program's.
         self.attach(Replies(self, ledger, Router([self.name], {self.name: settings.subscriptions})))
-        self._auth = InboxAuth(self.token)
+        self.sign_in = sign_in
+        """With `[web.sign_in]`: the gate that signs people in; the token link then opens nothing."""
+        self._auth: Gate = sign_in if sign_in is not None else TokenGate(self.token)
         self.shown = ShownQuestions(self, ledger)
         self._pages = InboxPages(self, self._auth, self.shown, titles)
         self._answering = Answering(self, self._auth, self.shown, self._pages)
@@ -66,7 +75,7 @@ class WebInbox(Channel):
         return Sent(key=question.id)
 
     def links(self, base_url: str) -> dict[str, str]:
-        return {"web inbox": self.url(base_url)}
+        return {"web inbox": base_url.rstrip("/") + "/" if self.sign_in is not None else self.url(base_url)}
 
     def responders(self, route: Route) -> list[str]:
         """The route's own responders, else `[web] responders`; empty means anyone who can open the inbox."""
@@ -79,12 +88,15 @@ class WebInbox(Channel):
     def add_routes(self, app: web.Application) -> None:
         """Mount the inbox at `/` (with `/history`, `/events`, `/questions/{id}/card`, `/questions/{id}/answer` and
         `/static/…`)."""
-        app.router.add_get("/", self._pages.inbox)
+        app.router.add_get("/", self._pages.inbox)  # it checks the gate itself: `?token=` signs a browser in
         app.router.add_get("/history", guarded(self._auth, self._pages.history))
         app.router.add_get("/events", guarded(self._auth, self._events.serve))
         app.router.add_get("/questions/{id}/card", guarded(self._auth, self._pages.card_fragment))
         app.router.add_post("/questions/{id}/answer", guarded(self._auth, self._answering.answer))
+        app.router.add_post("/questions/approve", guarded(self._auth, BulkApproval(self, self._auth).approve))
         app.router.add_get("/static/{name}", self._static.serve)
+        if self.sign_in is not None:
+            self.sign_in.add_routes(app)
 
     def url(self, base: str) -> str:
         """The link that opens the inbox and signs the browser in, e.g. `http://127.0.0.1:8765/?token=…`."""

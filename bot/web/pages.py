@@ -8,11 +8,12 @@ from aiohttp import web
 from bot.channels.base import Channel
 from bot.questions.approvals import progress
 from bot.store.records import QuestionRecord
-from bot.web.auth import InboxAuth
+from bot.web.bulk_rules import approvable
 from bot.web.forms import FormData
+from bot.web.gate import Gate
 from bot.web.paging import Page
-from bot.web.render import Card, Titles, render_card, render_history, render_inbox, render_message
-from bot.web.responses import UNAUTHORISED, html_page, no_such_question, unauthorised
+from bot.web.render import Card, Titles, render_card, render_history, render_inbox
+from bot.web.responses import html_page, no_such_question
 from bot.web.shown import ShownQuestions
 
 PAGE_LIMIT = 100
@@ -23,7 +24,7 @@ BY_COOKIE = "handraise_inbox_by"
 class InboxPages:
     """Renders the inbox `channel`'s pages; `titles` say how people read the channels' names."""
 
-    def __init__(self, channel: Channel, auth: InboxAuth, shown: ShownQuestions, titles: Titles) -> None:
+    def __init__(self, channel: Channel, auth: Gate, shown: ShownQuestions, titles: Titles) -> None:
         self.channel = channel
         self.auth = auth
         self.shown = shown
@@ -33,10 +34,15 @@ class InboxPages:
         """`/`: the waiting questions; with `?token=`, the sign-in that leads there."""
         offered = request.query.get("token")
         if offered is not None:
-            return self.auth.login(request, offered) or html_page(render_message("Wrong link", UNAUTHORISED), 401)
+            opened = await self.auth.open_link(request, offered)
+            if opened is not None:
+                return opened
         if not self.auth.allows(request):
-            return unauthorised()
+            return await self.auth.refuse(request)
         notice = await self._sent_notice(request.query.get("answered"))
+        if (approved := request.query.get("approved", "")).isdecimal():
+            notice = f"Approved {int(approved[:4])} selected question(s) as {self.auth.person(request) or 'you'}."
+
         return await self.inbox_page(request, [], notice=notice, page=request.query.get("page"))
 
     async def history(self, request: web.Request) -> web.StreamResponse:
@@ -44,7 +50,9 @@ class InboxPages:
         records = [r for r in await store.list_questions(channel="web", limit=PAGE_LIMIT) if r.status != "pending"]
         return html_page(
             render_history(
-                [(record, await store.history(question_id=record.id)) for record in records], titles=self.titles
+                [(record, await store.history(question_id=record.id)) for record in records],
+                titles=self.titles,
+                account=self.auth.account(request),
             )
         )
 
@@ -65,12 +73,34 @@ class InboxPages:
         offset = this_page.first_shown - 1
         pending = await store.list_questions(status="pending", channel=name, limit=this_page.size, offset=offset)
         listed = {card.record.id for card in leading}
-        cards = leading + [await self.card(record) for record in pending if record.id not in listed]
+        pending = await self._mine_first(request, [record for record in pending if record.id not in listed])
+        cards = leading + [await self.card(record, request=request) for record in pending]
         remembered = request.cookies.get(BY_COOKIE, "")
         html = render_inbox(
-            cards, csrf=self.auth.csrf, notice=notice, remembered_by=remembered, page=this_page, titles=self.titles
+            cards,
+            csrf=self.auth.csrf_for(request),
+            notice=notice,
+            remembered_by=remembered,
+            page=this_page,
+            titles=self.titles,
+            account=self.auth.account(request),
+            bulk=[card.record for card in cards if approvable(card.record)] if self.auth.person(request) else [],
         )
         return html_page(html, status)
+
+    async def _mine_first(self, request: web.Request, records: list[QuestionRecord]) -> list[QuestionRecord]:
+        """Signed in: the questions the person may answer first, oldest first among them, then the rest; with
+        `?mine=1` ("Waiting for you"), only theirs. Without sign-in, `records` as they are."""
+        person = self.auth.person(request)
+        if person is None:
+            return records
+        replies = self.channel.replies
+        mine = [record for record in records if await replies.may_answer(person, await replies.responders(record))]
+        mine.sort(key=lambda record: record.created_at)
+        if request.query.get("mine") == "1":
+            return mine
+        ids = {record.id for record in mine}
+        return mine + [record for record in records if record.id not in ids]
 
     async def card_fragment(self, request: web.Request) -> web.StreamResponse:
         """One question's card, as the live page inserts or refreshes it."""
@@ -80,12 +110,27 @@ class InboxPages:
             return no_such_question()
         remembered = request.cookies.get(BY_COOKIE, "")
         return html_page(
-            render_card(await self.card(found[0]), csrf=self.auth.csrf, remembered_by=remembered, titles=self.titles)
+            render_card(
+                await self.card(found[0], request=request),
+                csrf=self.auth.csrf_for(request),
+                remembered_by=remembered,
+                titles=self.titles,
+            )
         )
 
-    async def card(self, record: QuestionRecord, values: FormData | None = None, error: str | None = None) -> Card:
-        """A question's card: its answer form, with what was typed and why it was refused when it was."""
-        return Card(record, await self.channel.replies.responders(record), values or {}, error)
+    async def card(
+        self,
+        record: QuestionRecord,
+        values: FormData | None = None,
+        error: str | None = None,
+        *,
+        request: web.Request | None = None,
+    ) -> Card:
+        """A question's card: its answer form, with what was typed and why it was refused when it was. A signed-in
+        person answers as themselves, so their card asks no name (the responders are checked on the POST)."""
+        signed_in = request is not None and self.auth.person(request) is not None
+        responders = [] if signed_in else await self.channel.replies.responders(record)
+        return Card(record, responders, values or {}, error)
 
     async def _sent_notice(self, question_id: str | None) -> str | None:
         store = self.channel.ledger.store

@@ -62,6 +62,8 @@ def render_inbox(
     remembered_by: str = "",
     page: Page | None = None,
     titles: Titles = NO_TITLES,
+    account: str = "",
+    bulk: Sequence[QuestionRecord] = (),
 ) -> str:
     """The inbox: `cards` (one page of the pending questions, newest first, and any form sent back with an error).
 
@@ -77,6 +79,8 @@ def render_inbox(
     ]
     if notice is not None:
         body.append(f'<p class="notice" role="status">{escape(notice)}</p>')
+    if bulk:
+        body.append(render_bulk(bulk, csrf))
     body.append(render_pager(page, "Pages"))
     body.append(f'<div class="cards" id="pending" data-pending data-page="{page.number}">')
     body.extend(
@@ -87,11 +91,11 @@ def render_inbox(
     body.append(render_pager(page, "More pages"))
     body.append('<noscript><p class="hint">Reload the page to see new questions.</p></noscript>')
     title = f"({page.waiting:,}) handraise inbox" if page.waiting else "handraise inbox"
-    return _page(title, "".join(body), current="inbox")
+    return _page(title, "".join(body), current="inbox", account=account)
 
 
 def render_history(
-    entries: Sequence[tuple[QuestionRecord, Sequence[AuditEvent]]], *, titles: Titles = NO_TITLES
+    entries: Sequence[tuple[QuestionRecord, Sequence[AuditEvent]]], *, titles: Titles = NO_TITLES, account: str = ""
 ) -> str:
     """Resolved questions, newest first, each with its outcome and its audit log."""
     body = ['<div class="heading"><h1>History</h1></div>', '<div class="cards">']
@@ -107,16 +111,42 @@ def render_history(
     body.append("</div>")
     if not entries:
         body.append('<p class="empty">Nothing answered, cancelled or expired yet.</p>')
-    return _page("History · handraise inbox", "".join(body), current="history")
+    return _page("History · handraise inbox", "".join(body), current="history", account=account)
 
 
-def render_message(title: str, message: str) -> str:
-    """A page that only says something: not signed in, form out of date, no such question."""
+def render_message(title: str, message: str, *, sign_in: bool = False) -> str:
+    """A page that only says something: not signed in, form out of date, no such question; with `sign_in`, a link
+    that starts a new sign-in."""
     body = f'<div class="heading"><h1>{escape(title)}</h1></div><p class="message">{escape(message)}</p>'
+    if sign_in:
+        body += '<p class="message"><a href="/auth/sign-in">Sign in</a></p>'
     return _page(f"{title} · handraise inbox", body, current=None)
 
 
-def _page(title: str, body: str, *, current: str | None) -> str:
+def render_bulk(records: Sequence[QuestionRecord], csrf: str) -> str:
+    """The bulk approval form (signed in): a checkbox per waiting plan review, and one button."""
+    boxes = "".join(
+        f'<li><label><input type="checkbox" name="id" value="{escape(record.id)}"> '
+        f"{escape(_title(record))}</label></li>"
+        for record in records
+    )
+    return (
+        '<form method="post" action="/questions/approve" class="bulk"><fieldset><legend>Plans waiting for approval'
+        f'</legend><input type="hidden" name="csrf" value="{escape(csrf)}"><ul>{boxes}</ul>'
+        '<button type="submit" class="primary">Approve selected</button></fieldset></form>'
+    )
+
+
+def render_account(email: str, csrf: str) -> str:
+    """Who is signed in, and the button that signs them out (a POST, so a link elsewhere cannot)."""
+    return (
+        '<a href="/?mine=1">Waiting for you</a>'
+        f'<form method="post" action="/auth/sign-out" class="account"><span>Signed in as {escape(email)}</span>'
+        f'<input type="hidden" name="csrf" value="{escape(csrf)}"><button type="submit">Sign out</button></form>'
+    )
+
+
+def _page(title: str, body: str, *, current: str | None, account: str = "") -> str:
     def link(name: str, href: str, text: str) -> str:
         here = ' aria-current="page"' if name == current else ""
         return f'<a href="{href}"{here}>{text}</a>'
@@ -128,7 +158,8 @@ def _page(title: str, body: str, *, current: str | None) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta name="referrer" content="no-referrer"><title>{escape(title)}</title>'
         '<link rel="stylesheet" href="/static/inbox.css"><script src="/static/inbox.js" defer></script></head>'
-        f'<body><header class="top"><p class="brand">handraise</p>{nav}</header><main>{body}</main></body></html>'
+        f'<body><header class="top"><p class="brand">handraise</p>{nav}{account}</header>'
+        f"<main>{body}</main></body></html>"
     )
 
 

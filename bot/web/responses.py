@@ -1,16 +1,12 @@
 """The responses every inbox route answers with: HTML pages that are never cached, and the refusal that a browser
-without the session gets from a guarded route."""
+without the session gets from a guarded route (see gate.guarded)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from aiohttp import web
 
-from bot.web.auth import InboxAuth, secured
+from bot.web.auth import secured
 from bot.web.render import render_message
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 UNAUTHORISED = (
     "This inbox needs its access link. Open the URL that `handraise serve` printed when it started "
@@ -33,14 +29,3 @@ def unauthorised() -> web.StreamResponse:
     response = html_page(render_message("Open the inbox link", UNAUTHORISED), 401)
     response.headers["WWW-Authenticate"] = 'Bearer realm="handraise inbox"'
     return response
-
-
-def guarded(auth: InboxAuth, handler: Handler) -> Handler:
-    """`handler` for signed-in browsers only; others are told to open the inbox link."""
-
-    async def guard(request: web.Request) -> web.StreamResponse:
-        if not auth.allows(request):
-            return unauthorised()
-        return await handler(request)
-
-    return guard

@@ -1,0 +1,466 @@
+"""Sign-in with an OpenID Connect provider, through `serve`'s real program and a real local provider (joserfc keys),
+driven by an aiohttp client with a cookie jar as a browser would be: the flow, who is refused, forged ID tokens,
+state that is not this browser's, tampered cookies, and sessions shared by replicas with one secret."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import anyio
+import pytest
+from joserfc.jwk import OctKey, RSAKey
+
+from bot.config import parse_config
+from bot.program import Running, running
+from bot.settings.errors import ConfigError
+from tests.web.oidc_provider import CLIENT_ID, CLIENT_SECRET, Provider, provider_running, unsigned
+
+pytestmark = pytest.mark.anyio
+
+SESSION_SECRET = "one secret for every replica"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def provider() -> AsyncIterator[Provider]:
+    async with provider_running() as started:
+        yield started
+
+
+def config_text(provider: Provider, db: Path, *, extra: str = "") -> str:
+    return f"""
+[server]
+listen = "127.0.0.1:0"
+[store]
+path = "{db}"
+[web]
+{extra}
+[web.sign_in]
+issuer = "{provider.issuer}"
+client_id = "{CLIENT_ID}"
+client_secret_env = "HANDRAISE_OIDC_SECRET"
+allowed = ["@example.org", "bob@other.org"]
+"""
+
+
+@asynccontextmanager
+async def serving(
+    provider: Provider, tmp_path: Path, name: str = "a", secret: str = SESSION_SECRET, extra: str = ""
+) -> AsyncIterator[Running]:
+    environ = {"HANDRAISE_OIDC_SECRET": CLIENT_SECRET, "HANDRAISE_SESSION_SECRET": secret}
+    named = 'session_secret_env = "HANDRAISE_SESSION_SECRET"\n' if secret else ""
+    config = parse_config(config_text(provider, tmp_path / f"{name}.db", extra=named + extra), environ=environ)
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in environ.items():
+            patch.setenv(key, value)
+        async with running(config) as program:
+            yield program
+
+
+@asynccontextmanager
+async def browser() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
+        yield session
+
+
+@pytest.fixture
+async def server(provider: Provider, tmp_path: Path) -> AsyncIterator[Running]:
+    async with serving(provider, tmp_path) as program:
+        yield program
+
+
+async def sign_in(session: aiohttp.ClientSession, base_url: str) -> tuple[int, str]:
+    async with session.get(base_url + "/") as response:
+        return response.status, await response.text()
+
+
+async def test_an_unsigned_visit_goes_to_the_provider_and_comes_back_signed_in(
+    server: Running, provider: Provider
+) -> None:
+    assert server.links["web inbox"] == server.base_url + "/"
+    async with browser() as session:
+        status, page = await sign_in(session, server.base_url)
+        assert status == 200
+        assert "Signed in as alice@example.org" in page
+        asked = provider.authorize_requests[0]
+        assert asked["scope"] == "openid email"
+        assert asked["code_challenge_method"] == "S256"
+        assert asked["redirect_uri"] == server.base_url + "/auth/callback"
+        assert asked["response_type"] == "code"
+        # The page's own requests carry the session too.
+        async with session.get(server.base_url + "/history") as history:
+            assert history.status == 200
+            assert "Signed in as alice@example.org" in await history.text()
+
+
+async def test_the_cookies_are_http_only_lax_and_named_without_the_port(server: Running) -> None:
+    async with browser() as session:
+        async with session.get(server.base_url + "/", allow_redirects=False) as to_provider:
+            assert to_provider.status == 303
+            flow = to_provider.cookies["handraise_sign_in"]
+            assert flow["httponly"] and flow["samesite"] == "Lax" and not flow["secure"]
+            location = to_provider.headers["Location"]
+        async with session.get(location, allow_redirects=False) as back:
+            callback = back.headers["Location"]
+        async with session.get(callback, allow_redirects=False) as signed:
+            assert signed.status == 303
+            cookie = signed.cookies["handraise_session"]
+            assert cookie["httponly"] and cookie["samesite"] == "Lax"
+            assert int(cookie["max-age"]) == 12 * 3600
+
+
+async def test_the_token_link_no_longer_opens_the_inbox(server: Running, provider: Provider) -> None:
+    inbox: Any = server.installation.channels[0]
+    async with browser() as session:
+        url = f"{server.base_url}/?token={inbox.token}"
+        async with session.get(url, allow_redirects=False) as response:
+            assert response.status == 303
+            assert response.headers["Location"].startswith(provider.issuer + "/authorize?")
+        headers = {"Authorization": f"Bearer {inbox.token}"}
+        async with session.get(server.base_url + "/questions/x/card", headers=headers) as card:
+            assert card.status == 401
+
+
+@pytest.mark.parametrize(
+    "person", ["mallory@example.org.evil.net", "eve@other.org", "bob@other.org.evil", "alice@sub.example.org"]
+)
+async def test_a_person_not_allowed_gets_a_403_page_and_no_session(
+    server: Running, provider: Provider, person: str
+) -> None:
+    provider.person = person
+    async with browser() as session:
+        status, page = await sign_in(session, server.base_url)
+        assert status == 403
+        assert "is not among the people allowed" in page
+        assert "handraise_session" not in {cookie.key for cookie in session.cookie_jar}
+
+
+async def test_an_address_listed_alone_and_any_case_of_the_domain_are_allowed(
+    server: Running, provider: Provider
+) -> None:
+    for person in ("bob@other.org", "Carol@EXAMPLE.org"):
+        provider.person = person
+        async with browser() as session:
+            status, page = await sign_in(session, server.base_url)
+            assert status == 200 and f"Signed in as {person}" in page
+
+
+def _other_key(provider: Provider, claims: dict[str, Any]) -> str:
+    return provider.sign(claims, RSAKey.generate_key(2048, parameters={"kid": "k1"}))
+
+
+def _hmac_with_client_secret(provider: Provider, claims: dict[str, Any]) -> str:
+    return provider.sign(claims, OctKey.import_key(CLIENT_SECRET.encode() * 2), alg="HS256")
+
+
+def _with(**changed: Any) -> Any:
+    return lambda provider, claims: provider.sign({**claims, **changed})
+
+
+def _without(name: str) -> Any:
+    return lambda provider, claims: provider.sign({k: v for k, v in claims.items() if k != name})
+
+
+FORGERIES: dict[str, Any] = {
+    "another key under the provider's kid": _other_key,
+    "alg none": lambda provider, claims: unsigned(claims),
+    "HMAC with the client secret": _hmac_with_client_secret,
+    "another audience": _with(aud="someone-else"),
+    "another issuer": _with(iss="https://accounts.evil.example"),
+    "expired": _with(exp=1_000_000_000, iat=999_999_000),
+    "another nonce": _with(nonce="not-this-browsers"),
+    "email not verified": _with(email_verified=False),
+    "email_verified as a string": _with(email_verified="true"),
+    "no email": _without("email"),
+    "no expiry": _without("exp"),
+    "garbage": lambda provider, claims: "not.a.jwt",
+    "oversize": lambda provider, claims: "a" * 200_000,
+}
+
+
+@pytest.mark.parametrize("forge", list(FORGERIES), ids=list(FORGERIES))
+async def test_forged_id_tokens_are_refused_with_a_4xx_page(
+    server: Running, provider: Provider, forge: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    provider.forge = FORGERIES[forge]
+    async with browser() as session:
+        status, page = await sign_in(session, server.base_url)
+        assert 400 <= status < 500, page
+        assert "You are not signed in" in page and 'href="/auth/sign-in"' in page
+        assert "handraise_session" not in {cookie.key for cookie in session.cookie_jar}
+    assert any("sign-in refused" in record.getMessage() for record in caplog.records)
+
+
+async def test_a_state_not_started_by_this_browser_is_refused(server: Running, provider: Provider) -> None:
+    async with browser() as victim, browser() as attacker:
+        async with attacker.get(server.base_url + "/", allow_redirects=False) as started:
+            location = started.headers["Location"]
+        async with attacker.get(location, allow_redirects=False) as back:
+            callback = back.headers["Location"]
+        # The attacker's callback link opened in the victim's browser: no flow of the victim's.
+        async with victim.get(callback) as foreign:
+            assert foreign.status == 400
+            assert "not started in this browser" in await foreign.text()
+        # The victim's own flow, with the attacker's state and code.
+        async with victim.get(server.base_url + "/", allow_redirects=False):
+            pass
+        async with victim.get(callback) as mismatched:
+            assert mismatched.status == 400
+            assert "state does not match" in await mismatched.text()
+
+
+async def test_a_replayed_callback_is_refused(server: Running) -> None:
+    async with browser() as session:
+        async with session.get(server.base_url + "/", allow_redirects=False) as started:
+            location = started.headers["Location"]
+        async with session.get(location, allow_redirects=False) as back:
+            callback = back.headers["Location"]
+        async with session.get(callback) as first:
+            assert first.status == 200
+        async with session.get(callback) as again:
+            assert again.status == 400
+
+
+async def test_the_providers_error_and_a_missing_code_are_4xx(server: Running) -> None:
+    async with browser() as session:
+        async with session.get(server.base_url + "/auth/callback?error=access_denied&state=x") as denied:
+            assert denied.status == 400 and "access_denied" in await denied.text()
+        async with session.get(server.base_url + "/auth/callback") as bare:
+            assert bare.status == 400
+
+
+async def test_a_tampered_session_cookie_is_not_a_session(server: Running) -> None:
+    async with browser() as session:
+        await sign_in(session, server.base_url)
+        value = next(cookie.value for cookie in session.cookie_jar if cookie.key == "handraise_session")
+        for forged in (value[:-2] + ("AA" if not value.endswith("AA") else "BB"), "x", "", "a" * 5_000):
+            headers = {"Cookie": f"handraise_session={forged}"}
+            url = server.base_url + "/history"
+            async with aiohttp.ClientSession() as bare, bare.get(url, headers=headers, allow_redirects=False) as answer:
+                assert answer.status == 303
+
+
+async def test_sign_out_ends_the_session(server: Running) -> None:
+    async with browser() as session:
+        _, page = await sign_in(session, server.base_url)
+        csrf = page.split('action="/auth/sign-out"', 1)[1].split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        async with session.post(server.base_url + "/auth/sign-out", data={"csrf": "wrong"}) as refused:
+            assert refused.status == 403
+        async with session.post(server.base_url + "/auth/sign-out", data={"csrf": csrf}) as out:
+            assert out.status == 200 and "signed out" in await out.text()
+        async with session.get(server.base_url + "/history", allow_redirects=False) as after:
+            assert after.status == 303
+
+
+async def test_a_replica_with_the_same_secret_accepts_the_session_and_one_with_another_does_not(
+    server: Running, provider: Provider, tmp_path: Path
+) -> None:
+    async with browser() as session:
+        await sign_in(session, server.base_url)
+        async with serving(provider, tmp_path, "b") as same, serving(provider, tmp_path, "c", "another") as other:
+            # The cookie jar sends the session to every port of 127.0.0.1, as a browser does.
+            async with session.get(same.base_url + "/history", allow_redirects=False) as accepted:
+                assert accepted.status == 200
+            async with session.get(other.base_url + "/history", allow_redirects=False) as refused:
+                assert refused.status == 303
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ('issuer = "accounts.google.com"', "is not an issuer URL"),
+        ("allowed = []", "nobody could sign in"),
+        ('allowed = ["example.org"]', 'neither an address nor "@domain"'),
+        ('allowed = ["@"]', 'is not "@domain"'),
+        ('client_secret_env = "the secret itself!"', "is not an environment variable name"),
+    ],
+)
+def test_config_mistakes_are_said_clearly(table: str, problem: str) -> None:
+    fields = {
+        "issuer": 'issuer = "https://accounts.google.com"',
+        "client_id": 'client_id = "x"',
+        "client_secret_env": 'client_secret_env = "S"',
+        "allowed": 'allowed = ["@example.org"]',
+    }
+    fields[table.split(" ", 1)[0]] = table
+    text = "[web.sign_in]\n" + "\n".join(fields.values())
+    with pytest.raises(ConfigError) as raised:
+        parse_config(text, environ={"S": "x"})
+    assert problem in str(raised.value)
+    assert "web.sign_in" in str(raised.value)
+
+
+def test_a_missing_client_secret_stops_the_config() -> None:
+    text = '[web.sign_in]\nissuer = "https://id.example.org"\nclient_id = "x"\nclient_secret_env = "S"\n'
+    text += 'allowed = ["@example.org"]\n'
+    with pytest.raises(ConfigError, match="S is not set"):
+        parse_config(text, environ={})
+
+
+PLAN = {
+    "id": "plan",
+    "question": "Ship the migration plan?",
+    "header": "Plan review",
+    "detail": "1. Add the column\n2. Backfill",
+    "options": [{"label": "Approve"}, {"label": "Reject"}],
+    "intent": {"kind": "plan-review", "approve": "Approve"},
+}
+
+
+async def ask(
+    program: Running, session: aiohttp.ClientSession, question: dict[str, Any], agent: str | None = None
+) -> str:
+    """Ask through the agents' API (unchanged by sign-in), and wait until the inbox shows the question."""
+    body: dict[str, Any] = {"questions": [question]} | ({"agent": {"id": agent}} if agent else {})
+    async with session.post(program.base_url + "/v1/questions", json=body) as asked:
+        assert asked.status in (200, 201, 202), await asked.text()
+        question_id = str((await asked.json())["id"])
+    with anyio.fail_after(10):
+        while True:
+            async with session.get(f"{program.base_url}/questions/{question_id}/card") as card:
+                if card.status == 200:
+                    return question_id
+            await anyio.sleep(0.02)
+
+
+async def answer(program: Running, session: aiohttp.ClientSession, question_id: str, option: int, by: str) -> int:
+    async with session.get(program.base_url + "/") as inbox:
+        page = await inbox.text()
+    csrf = page.split('class="answer">', 1)[1].split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    form = {"csrf": csrf, "q0": str(option), "action": "send", "by": by}
+    url = f"{program.base_url}/questions/{question_id}/answer"
+    async with session.post(url, data=form, allow_redirects=False) as reply:
+        return reply.status
+
+
+async def outcome(program: Running, session: aiohttp.ClientSession, question_id: str) -> dict[str, Any]:
+    async with session.get(f"{program.base_url}/v1/questions/{question_id}") as reply:
+        return await reply.json()
+
+
+async def test_an_answer_records_the_signed_in_email_whatever_the_form_says(
+    server: Running, provider: Provider
+) -> None:
+    question = {"id": "env", "question": "Which environment?", "options": [{"label": "staging"}, {"label": "prod"}]}
+    async with browser() as session:
+        await sign_in(session, server.base_url)
+        question_id = await ask(server, session, question)
+        assert await answer(server, session, question_id, 0, by="the-ceo@example.org") == 303
+        result = await outcome(server, session, question_id)
+        assert result["status"] == "answered"
+        assert result["resolvedBy"] == "alice@example.org"
+
+
+async def test_two_approvals_need_two_different_people(provider: Provider, tmp_path: Path) -> None:
+    extra = "[[web.subscriptions]]\napprovals = 2\n"
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice, browser() as bob:
+        await sign_in(alice, program.base_url)
+        question_id = await ask(program, alice, PLAN)
+        assert await answer(program, alice, question_id, 0, by="") == 303
+        assert await answer(program, alice, question_id, 0, by="someone-else@example.org") == 303
+        assert (await outcome(program, alice, question_id))["status"] == "pending"
+        provider.person = "bob@other.org"
+        await sign_in(bob, program.base_url)
+        assert await answer(program, bob, question_id, 0, by="") == 303
+        result = await outcome(program, alice, question_id)
+        assert result["status"] == "answered"
+        assert result["approvedBy"] == ["alice@example.org", "bob@other.org"]
+        # What `handraise history --json` prints: each approval, and the answer, under the person's email.
+        events = await program.installation.ledger.store.history(question_id=question_id)
+        actors = [(event.kind, event.actor) for event in events if event.kind in ("approved", "answered")]
+        assert actors == [
+            ("approved", "alice@example.org"),
+            ("approved", "bob@other.org"),
+            ("answered", "alice@example.org, bob@other.org"),
+        ]
+
+
+async def test_responders_by_email_and_domain_limit_who_may_answer(provider: Provider, tmp_path: Path) -> None:
+    extra = '[[web.subscriptions]]\nresponders = ["@other.org"]\n'
+    question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice, browser() as bob:
+        await sign_in(alice, program.base_url)
+        question_id = await ask(program, alice, question)
+        assert await answer(program, alice, question_id, 0, by="bob@other.org") == 403
+        provider.person = "bob@other.org"
+        await sign_in(bob, program.base_url)
+        assert await answer(program, bob, question_id, 0, by="") == 303
+        assert (await outcome(program, bob, question_id))["resolvedBy"] == "bob@other.org"
+
+
+async def test_without_a_session_secret_one_is_kept_beside_the_store_and_outlives_a_restart(
+    provider: Provider, tmp_path: Path
+) -> None:
+    async with browser() as session:
+        async with serving(provider, tmp_path, "solo", secret="") as first:
+            await sign_in(session, first.base_url)
+        kept = tmp_path / "solo.db.session-secret"
+        assert kept.stat().st_mode & 0o777 == 0o600
+        async with (
+            serving(provider, tmp_path, "solo", secret="") as again,
+            session.get(again.base_url + "/history", allow_redirects=False) as accepted,
+        ):
+            assert accepted.status == 200
+        kept.write_text("short\n")
+        with pytest.raises(ConfigError, match="holds no session secret"):
+            async with serving(provider, tmp_path, "solo", secret=""):
+                pass
+
+
+async def test_waiting_for_you_lists_the_persons_questions_first_and_alone(provider: Provider, tmp_path: Path) -> None:
+    extra = (
+        '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n'
+        '[[web.subscriptions]]\nagentless = true\nresponders = ["@example.org"]\n'
+    )
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice:
+        await sign_in(alice, program.base_url)
+        question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
+        first = await ask(program, alice, question)
+        theirs = await ask(program, alice, question, agent="ops-1")
+        last = await ask(program, alice, question)
+
+        async def listed(path: str) -> list[str]:
+            async with alice.get(program.base_url + path) as page:
+                html = await page.text()
+            return [part.split('"', 1)[0] for part in html.split('data-question="')[1:]]
+
+        assert await listed("/") == [first, last, theirs]
+        assert await listed("/?mine=1") == [first, last]
+        async with alice.get(program.base_url + "/") as page:
+            assert '<a href="/?mine=1">Waiting for you</a>' in await page.text()
+
+
+async def test_bulk_approval_approves_each_selected_plan_under_the_persons_name(server: Running) -> None:
+    other = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
+    async with browser() as alice:
+        await sign_in(alice, server.base_url)
+        plans = [await ask(server, alice, PLAN | {"id": f"plan{n}"}) for n in range(3)]
+        plain = await ask(server, alice, other)
+        async with alice.get(server.base_url + "/") as inbox:
+            page = await inbox.text()
+        form = page.split('action="/questions/approve"', 1)[1].split("</form>", 1)[0]
+        assert all(f'value="{plan}"' in form for plan in plans) and f'value="{plain}"' not in form
+        csrf = form.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        chosen = [("csrf", csrf), ("id", plans[0]), ("id", plans[2]), ("id", plain), ("id", "no-such-question")]
+        async with alice.post(server.base_url + "/questions/approve", data=chosen) as approved:
+            assert approved.status == 200
+            assert "Approved 2 selected question(s) as alice@example.org" in await approved.text()
+        for plan, status in zip(plans, ["answered", "pending", "answered"], strict=True):
+            result = await outcome(server, alice, plan)
+            assert result["status"] == status
+            if status == "answered":
+                assert result["resolvedBy"] == "alice@example.org"
+        assert (await outcome(server, alice, plain))["status"] == "pending"
+        events = await server.installation.ledger.store.history(question_id=plans[0])
+        assert [event.actor for event in events if event.kind == "answered"] == ["alice@example.org"]
+        async with alice.post(server.base_url + "/questions/approve", data=[("csrf", "forged"), ("id", plans[1])]) as r:
+            assert r.status == 403
+        assert (await outcome(server, alice, plans[1]))["status"] == "pending"

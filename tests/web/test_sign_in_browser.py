@@ -1,0 +1,143 @@
+"""Sign-in in Chromium: `serve`'s program against the local OpenID provider, as people use it: sign in, answer,
+approve with two people, sign out; a refused person and a forged ID token get pages that say why."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+from tests.system_packages import require_debian_package
+from tests.web.oidc_provider import Provider, provider_running, unsigned
+from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.web.test_sign_in import FORGERIES, PLAN, browser, outcome, serving
+
+pytestmark = [pytest.mark.anyio, pytest.mark.browser]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def provider() -> AsyncIterator[Provider]:
+    async with provider_running() as started:
+        yield started
+
+
+@pytest.fixture
+async def chromium() -> AsyncIterator[Browser]:
+    require_debian_package("chromium", CHROMIUM, why="the browser tests drive a real Chromium")
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        await launched.close()
+
+
+async def new_page(chromium: Browser) -> Page:
+    context = await chromium.new_context()
+    page = await context.new_page()
+    page.set_default_timeout(5000)
+    return page
+
+
+async def test_sign_in_answer_and_sign_out_in_chromium(chromium: Browser, provider: Provider, tmp_path: Path) -> None:
+    question = {"id": "env", "question": "Which environment?", "options": [{"label": "staging"}, {"label": "prod"}]}
+    async with serving(provider, tmp_path) as program, browser() as agent:
+        page = await new_page(chromium)
+        await page.goto(program.base_url + "/")
+        await expect(page.locator("header.top")).to_contain_text("Signed in as alice@example.org")
+        assert page.url == program.base_url + "/"
+        async with agent.post(program.base_url + "/v1/questions", json={"questions": [question]}) as asked:
+            question_id = str((await asked.json())["id"])
+        card = page.locator(f'article[data-question="{question_id}"]')  # the live page shows it
+        await card.get_by_label("prod").check()
+        await card.get_by_role("button", name="Send answer").click()
+        await expect(page.locator(".notice")).to_contain_text("Answer sent")
+        assert (await outcome(program, agent, question_id))["resolvedBy"] == "alice@example.org"
+        await page.get_by_role("button", name="Sign out").click()
+        await expect(page.locator("main")).to_contain_text("You are signed out")
+        await page.close()
+
+
+async def test_two_people_approve_a_plan_in_two_browsers(chromium: Browser, provider: Provider, tmp_path: Path) -> None:
+    extra = "[[web.subscriptions]]\napprovals = 2\n"
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as agent:
+        alice = await new_page(chromium)
+        await alice.goto(program.base_url + "/")
+        async with agent.post(program.base_url + "/v1/questions", json={"questions": [PLAN]}) as asked:
+            question_id = str((await asked.json())["id"])
+        provider.person = "bob@other.org"
+        bob = await new_page(chromium)
+        await bob.goto(program.base_url + "/")
+        await expect(bob.locator("header.top")).to_contain_text("Signed in as bob@other.org")
+        for page in (alice, bob):
+            await page.locator(f'article[data-question="{question_id}"]').get_by_role("button", name="Approve").click()
+            await expect(page.locator(".notice")).to_be_visible()  # the POST is done, its redirect shown
+        result = await outcome(program, agent, question_id)
+        assert result["status"] == "answered"
+        assert result["approvedBy"] == ["alice@example.org", "bob@other.org"]
+        await alice.close()
+        await bob.close()
+
+
+async def test_a_refused_person_and_a_forged_token_see_why(
+    chromium: Browser, provider: Provider, tmp_path: Path
+) -> None:
+    async with serving(provider, tmp_path) as program:
+        provider.person = "mallory@example.org.evil.net"
+        page = await new_page(chromium)
+        response = await page.goto(program.base_url + "/")
+        assert response is not None and response.status == 403
+        await expect(page.locator("main")).to_contain_text("is not among the people allowed")
+        provider.person = "alice@example.org"
+        provider.forge = lambda provider, claims: unsigned(claims)
+        response = await page.goto(program.base_url + "/auth/sign-in")
+        assert response is not None and response.status == 401
+        await expect(page.get_by_role("link", name="Sign in")).to_be_visible()
+        await page.close()
+
+
+@pytest.mark.parametrize("forge", list(FORGERIES), ids=list(FORGERIES))
+async def test_forged_id_tokens_are_refused_in_chromium(
+    chromium: Browser, provider: Provider, tmp_path: Path, forge: str
+) -> None:
+    provider.forge = FORGERIES[forge]
+    async with serving(provider, tmp_path) as program:
+        page = await new_page(chromium)
+        response = await page.goto(program.base_url + "/")
+        assert response is not None and 400 <= response.status < 500
+        await expect(page.locator("main")).to_contain_text("You are not signed in")
+        assert not [cookie for cookie in await page.context.cookies() if cookie.get("name") == "handraise_session"]
+        await page.close()
+
+
+async def test_a_foreign_state_and_a_second_replica_in_chromium(
+    chromium: Browser, provider: Provider, tmp_path: Path
+) -> None:
+    async with (
+        serving(provider, tmp_path) as program,
+        serving(provider, tmp_path, "b") as same,
+        serving(provider, tmp_path, "c", "another secret") as other,
+        browser() as attacker,
+    ):
+        async with attacker.get(program.base_url + "/", allow_redirects=False) as started:
+            location = started.headers["Location"]
+        async with attacker.get(location, allow_redirects=False) as back:
+            callback = back.headers["Location"]
+        page = await new_page(chromium)
+        response = await page.goto(callback)  # the attacker's sign-in, finished in the victim's browser
+        assert response is not None and response.status == 400
+        await expect(page.locator("main")).to_contain_text("not started in this browser")
+        await page.goto(program.base_url + "/")
+        await expect(page.locator("header.top")).to_contain_text("Signed in as alice@example.org")
+        asked = len(provider.authorize_requests)
+        await page.goto(same.base_url + "/history")  # the same secret: the same session, no trip to the provider
+        await expect(page.locator("header.top")).to_contain_text("Signed in as alice@example.org")
+        assert len(provider.authorize_requests) == asked
+        await page.goto(other.base_url + "/history")  # another secret: back to the provider
+        assert len(provider.authorize_requests) == asked + 1
+        await page.close()
