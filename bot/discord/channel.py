@@ -87,6 +87,19 @@ def _thread_in(ref: dict[str, Any], channel: str) -> str | None:
     return discord.thread if discord.channel == channel else None
 
 
+def pick_key(question: int, person: str) -> str:
+    """Where a person's multi-select pick for the batch's `question` is kept in the delivery's ref until Submit."""
+    return f"pick:{question}:{person}"
+
+
+def kept_pick(delivery: Delivery, question: int, person: str) -> tuple[str, ...] | None:
+    """The pick `person` made in the select of the batch's `question`, as kept in the store; None when none."""
+    kept = delivery.ref.get(pick_key(question, person))
+    if not isinstance(kept, list):
+        return None
+    return tuple(str(label) for label in kept)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+
+
 class DiscordChannel(Channel):
     """Asks in Discord. Give `token` to run against a test double; otherwise the token comes from the environment
     variable the settings name (ConfigError when it is unset)."""
@@ -108,7 +121,6 @@ class DiscordChannel(Channel):
         self.gateway = Gateway(self.rest, token, self.handle, sleep=sleep)
         self.threads: AgentPlaces[str] = AgentPlaces(self.name, _thread_in)
         self._seen: OrderedDict[str, None] = OrderedDict()
-        self._picks: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
         self._in_thread: dict[str, list[str]] = {}
         """Question message ids per thread, newest last, to find the question a thread reply answers."""
         self._threads_loaded = False
@@ -289,7 +301,7 @@ class DiscordChannel(Channel):
         decided: list[Decision] = []
 
         def read(record: QuestionRecord, delivery: Delivery) -> Answer | None:
-            decision = decide(press, record, values, words, self._picks.get((message_id, person)))
+            decision = decide(press, record, values, words, kept_pick(delivery, press.question, person))
             decided.append(decision)
             if isinstance(decision, Chosen):
                 return Answer({decision.item.id: decision.item}, partial=len(record.questions) > 1)
@@ -298,9 +310,14 @@ class DiscordChannel(Channel):
         how = {"x": "modal", "u": "submit", "s": "select", "m": "select"}.get(press.kind, "press")
         outcome = await self.replies.answer(message_id, by=person, how=how, read=read)
         if isinstance(outcome, Noted) and decided:
-            return self._follow_up(outcome.record, decided[0], person, message_id)
+            decision = decided[0]
+            if isinstance(decision, Picked):
+                # Kept in the store, not here: after a restart, Submit still finds the pick.
+                notes = {pick_key(press.question, person): list(decision.labels)}
+                await self.ledger.store.note_on_delivery(outcome.record.id, self.name, notes)
+                return {"type": 6}
+            return self._follow_up(outcome.record, decision, message_id)
         if isinstance(outcome, Accepted):
-            self._picks.pop((message_id, person), None)
             if outcome.still_open:
                 return {"type": 7, "data": render.render_question(outcome.record).body()}
             if outcome.needed > 1 and not outcome.complete:
@@ -309,12 +326,7 @@ class DiscordChannel(Channel):
             return {"type": 6}  # the message is edited once, to the outcome, by close_out
         return render.ephemeral(self._notice(outcome))
 
-    def _follow_up(self, record: QuestionRecord, decision: Decision, person: str, message_id: str) -> dict[str, Any]:
-        if isinstance(decision, Picked):
-            self._picks[(message_id, person)] = decision.labels
-            while len(self._picks) > SEEN_KEPT:
-                self._picks.popitem(last=False)
-            return {"type": 6}
+    def _follow_up(self, record: QuestionRecord, decision: Decision, message_id: str) -> dict[str, Any]:
         if isinstance(decision, WantsWords):
             question = record.questions[decision.index]
             return {"type": 9, "data": render.render_modal(question, decision.index, message_id)}
