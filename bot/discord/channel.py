@@ -68,6 +68,10 @@ _event: contextvars.ContextVar[tuple[str, frozenset[str]] | None] = contextvars.
 """Who acted in the event being handled, and their member roles as the event carries them (for `role:` responders)."""
 
 
+FINISH_SECONDS = 10.0
+"""How long an event begun may take to finish, serve stopping or not (serve must exit within 15 s of SIGTERM)."""
+
+
 class DiscordRef(BaseModel):
     """What the channel keeps about a sent question: the message to edit, and the thread it is in."""
 
@@ -124,6 +128,9 @@ class DiscordChannel(Channel):
         self._in_thread: dict[str, list[str]] = {}
         """Question message ids per thread, newest last, to find the question a thread reply answers."""
         self._threads_loaded = False
+        self._handling = 0
+        """Events being acted on now: stopping waits for them."""
+        self._idle: anyio.Event | None = None
 
     # --- the shared base's side ----------------------------------------------------------------------------------
 
@@ -248,17 +255,33 @@ class DiscordChannel(Channel):
             log.error("discord: no longer receiving clicks or replies: %s", closed.message)
 
     async def close(self) -> None:
+        """Finish the events being acted on (a click recorded and its callback sent), then close the connections."""
+        if self._handling:
+            log.info("discord: stopping; finishing %d event(s) begun", self._handling)
+            self._idle = anyio.Event()
+            with anyio.move_on_after(FINISH_SECONDS):
+                await self._idle.wait()
         await self.gateway.close()
         await self.rest.close()
 
     # --- events ----------------------------------------------------------------------------------------------------
 
     async def handle(self, event: str, data: dict[str, Any]) -> None:
-        """Act on one Gateway event, once."""
-        if event == "INTERACTION_CREATE":
-            await self._on_interaction(data)
-        elif event == "MESSAGE_CREATE":
-            await self._on_message(data)
+        """Act on one Gateway event, once. An event begun is finished even when serve stops meanwhile: a click is
+        not cut between being recorded and its callback (Discord would show the person a failure)."""
+        self._handling += 1
+        try:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(FINISH_SECONDS) as bounded:
+                if event == "INTERACTION_CREATE":
+                    await self._on_interaction(data)
+                elif event == "MESSAGE_CREATE":
+                    await self._on_message(data)
+            if bounded.cancelled_caught:
+                log.warning("discord: a %s event took over %gs; gave up on it", event, FINISH_SECONDS)
+        finally:
+            self._handling -= 1
+            if self._handling == 0 and self._idle is not None:
+                self._idle.set()
 
     async def _first_sight(self, kind: str, event_id: object) -> bool:
         """Whether this event is new: remembered in memory (two deliveries at once) and in the store (a restart)."""

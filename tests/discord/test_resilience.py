@@ -194,3 +194,33 @@ async def test_a_multi_select_pick_made_before_a_restart_is_the_answer_on_submit
             asked = rig.resume(pending)
             await fake.click(message, control(rig, message, "Submit"), ALICE)
             assert (await asked.answer()).answers[0].selected == ["Unit tests", "Docs"]
+
+
+async def test_a_click_being_handled_when_serve_stops_is_still_recorded_and_answered(tmp_path: Path) -> None:
+    async with fake_discord() as fake:
+        recording, stopping = anyio.Event(), anyio.Event()
+        pressed = ""
+        async with anyio.create_task_group() as outside, discord_rig(tmp_path, fake=fake) as rig:
+            rig.ask(choice())
+            message = await rig.sent()
+            store: Any = rig.ledger.store
+            durable = store.durable
+
+            async def held_durable() -> None:  # the click is recorded; hold it until serve is stopping
+                recording.set()
+                await stopping.wait()
+                await durable()
+
+            async def stop_seen() -> None:
+                while not rig.tasks.cancel_scope.cancel_called:
+                    await anyio.sleep(0.001)
+                stopping.set()
+
+            store.durable = held_durable
+            pressed = await fake.click(message, control(rig, message, "Production"), ALICE)
+            await recording.wait()
+            outside.start_soon(stop_seen)
+        assert fake.callbacks(pressed) and fake.callbacks(pressed)[0]["type"] == 6
+        async with discord_rig(tmp_path, fake=fake) as rig:
+            (answered,) = sync_store(rig.ledger.store).list_questions(status="answered")
+            assert answered.answer is not None and answered.answer.answers[0].selected == ["Production"]
