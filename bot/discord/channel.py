@@ -68,6 +68,10 @@ _event: contextvars.ContextVar[tuple[str, frozenset[str]] | None] = contextvars.
 """Who acted in the event being handled, and their member roles as the event carries them (for `role:` responders)."""
 
 
+FINISH_SECONDS = 10.0
+"""How long an event begun may take to finish, serve stopping or not (serve must exit within 15 s of SIGTERM)."""
+
+
 class DiscordRef(BaseModel):
     """What the channel keeps about a sent question: the message to edit, and the thread it is in."""
 
@@ -85,6 +89,19 @@ class DiscordRef(BaseModel):
 def _thread_in(ref: dict[str, Any], channel: str) -> str | None:
     discord = DiscordRef.model_validate(ref)
     return discord.thread if discord.channel == channel else None
+
+
+def pick_key(question: int, person: str) -> str:
+    """Where a person's multi-select pick for the batch's `question` is kept in the delivery's ref until Submit."""
+    return f"pick:{question}:{person}"
+
+
+def kept_pick(delivery: Delivery, question: int, person: str) -> tuple[str, ...] | None:
+    """The pick `person` made in the select of the batch's `question`, as kept in the store; None when none."""
+    kept = delivery.ref.get(pick_key(question, person))
+    if not isinstance(kept, list):
+        return None
+    return tuple(str(label) for label in kept)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
 
 
 class DiscordChannel(Channel):
@@ -108,10 +125,12 @@ class DiscordChannel(Channel):
         self.gateway = Gateway(self.rest, token, self.handle, sleep=sleep)
         self.threads: AgentPlaces[str] = AgentPlaces(self.name, _thread_in)
         self._seen: OrderedDict[str, None] = OrderedDict()
-        self._picks: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
         self._in_thread: dict[str, list[str]] = {}
         """Question message ids per thread, newest last, to find the question a thread reply answers."""
         self._threads_loaded = False
+        self._handling = 0
+        """Events being acted on now: stopping waits for them."""
+        self._idle: anyio.Event | None = None
 
     # --- the shared base's side ----------------------------------------------------------------------------------
 
@@ -236,17 +255,33 @@ class DiscordChannel(Channel):
             log.error("discord: no longer receiving clicks or replies: %s", closed.message)
 
     async def close(self) -> None:
+        """Finish the events being acted on (a click recorded and its callback sent), then close the connections."""
+        if self._handling:
+            log.info("discord: stopping; finishing %d event(s) begun", self._handling)
+            self._idle = anyio.Event()
+            with anyio.move_on_after(FINISH_SECONDS):
+                await self._idle.wait()
         await self.gateway.close()
         await self.rest.close()
 
     # --- events ----------------------------------------------------------------------------------------------------
 
     async def handle(self, event: str, data: dict[str, Any]) -> None:
-        """Act on one Gateway event, once."""
-        if event == "INTERACTION_CREATE":
-            await self._on_interaction(data)
-        elif event == "MESSAGE_CREATE":
-            await self._on_message(data)
+        """Act on one Gateway event, once. An event begun is finished even when serve stops meanwhile: a click is
+        not cut between being recorded and its callback (Discord would show the person a failure)."""
+        self._handling += 1
+        try:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(FINISH_SECONDS) as bounded:
+                if event == "INTERACTION_CREATE":
+                    await self._on_interaction(data)
+                elif event == "MESSAGE_CREATE":
+                    await self._on_message(data)
+            if bounded.cancelled_caught:
+                log.warning("discord: a %s event took over %gs; gave up on it", event, FINISH_SECONDS)
+        finally:
+            self._handling -= 1
+            if self._handling == 0 and self._idle is not None:
+                self._idle.set()
 
     async def _first_sight(self, kind: str, event_id: object) -> bool:
         """Whether this event is new: remembered in memory (two deliveries at once) and in the store (a restart)."""
@@ -289,7 +324,7 @@ class DiscordChannel(Channel):
         decided: list[Decision] = []
 
         def read(record: QuestionRecord, delivery: Delivery) -> Answer | None:
-            decision = decide(press, record, values, words, self._picks.get((message_id, person)))
+            decision = decide(press, record, values, words, kept_pick(delivery, press.question, person))
             decided.append(decision)
             if isinstance(decision, Chosen):
                 return Answer({decision.item.id: decision.item}, partial=len(record.questions) > 1)
@@ -298,9 +333,14 @@ class DiscordChannel(Channel):
         how = {"x": "modal", "u": "submit", "s": "select", "m": "select"}.get(press.kind, "press")
         outcome = await self.replies.answer(message_id, by=person, how=how, read=read)
         if isinstance(outcome, Noted) and decided:
-            return self._follow_up(outcome.record, decided[0], person, message_id)
+            decision = decided[0]
+            if isinstance(decision, Picked):
+                # Kept in the store, not here: after a restart, Submit still finds the pick.
+                notes = {pick_key(press.question, person): list(decision.labels)}
+                await self.ledger.store.note_on_delivery(outcome.record.id, self.name, notes)
+                return {"type": 6}
+            return self._follow_up(outcome.record, decision, message_id)
         if isinstance(outcome, Accepted):
-            self._picks.pop((message_id, person), None)
             if outcome.still_open:
                 return {"type": 7, "data": render.render_question(outcome.record).body()}
             if outcome.needed > 1 and not outcome.complete:
@@ -309,12 +349,7 @@ class DiscordChannel(Channel):
             return {"type": 6}  # the message is edited once, to the outcome, by close_out
         return render.ephemeral(self._notice(outcome))
 
-    def _follow_up(self, record: QuestionRecord, decision: Decision, person: str, message_id: str) -> dict[str, Any]:
-        if isinstance(decision, Picked):
-            self._picks[(message_id, person)] = decision.labels
-            while len(self._picks) > SEEN_KEPT:
-                self._picks.popitem(last=False)
-            return {"type": 6}
+    def _follow_up(self, record: QuestionRecord, decision: Decision, message_id: str) -> dict[str, Any]:
         if isinstance(decision, WantsWords):
             question = record.questions[decision.index]
             return {"type": 9, "data": render.render_modal(question, decision.index, message_id)}

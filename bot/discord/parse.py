@@ -86,7 +86,11 @@ def decide(
     if press.kind == "w":
         return WantsWords(index)
     if press.kind == "x":
-        return Chosen(index, read_modal_words(words or "", question))
+        item = read_modal_words(words or "", question)
+        if question.multi_select and picked and item.custom is not None and not item.selected:
+            # A multi-select answer carries both: what was picked in the list, and the person's words.
+            item = item.model_copy(update={"selected": [lab for lab in labels if lab in picked]})
+        return Chosen(index, item)
     if press.kind == "p":
         number = int(press.extra or -1)
         if (question.multi_select and len(labels) >= 2) or not 0 <= number < len(labels):

@@ -468,6 +468,26 @@ async def test_has_delivery_says_whether_a_question_was_shown_on_a_channel(store
     assert not await store.has_delivery("q_unknown", "web")
 
 
+async def test_notes_on_a_delivery_are_kept_in_its_ref_while_pending_without_an_audit_line(
+    store: AsyncStore, reopen: Opener
+) -> None:
+    original = record()
+    await store.create_question(original)
+    await store.add_delivery(original.id, "discord", "m1", {"message_id": "m1"})
+    before = await kinds_of(store, original.id)
+    assert await store.note_on_delivery(original.id, "discord", {"pick:0:7": ["A", "B"]})
+    assert await store.note_on_delivery(original.id, "discord", {"pick:0:7": ["B"], "pick:0:8": ["A"]})
+    again = await reopen()
+    kept = await again.get_delivery(original.id, "discord")
+    assert kept is not None and kept.ref == {"message_id": "m1", "pick:0:7": ["B"], "pick:0:8": ["A"]}
+    assert await kinds_of(store, original.id) == before
+    assert not await store.note_on_delivery(original.id, "slack", {"x": 1})  # no delivery there
+    await store.resolve(original.id, "answered", answer=answer(), by="7", via="discord")
+    assert not await store.note_on_delivery(original.id, "discord", {"pick:0:7": ["A"]})
+    kept = await store.get_delivery(original.id, "discord")
+    assert kept is not None and kept.ref["pick:0:7"] == ["B"]
+
+
 async def test_reminders_are_counted_in_the_record_and_kept_in_the_delivery_ref(store: AsyncStore) -> None:
     original = record()
     await store.create_question(original)

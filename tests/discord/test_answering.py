@@ -136,6 +136,42 @@ async def test_multi_select_keeps_the_pick_until_submit(tmp_path: Path) -> None:
         assert answer.answers[0].selected == ["Unit tests", "Docs"]
 
 
+async def test_a_pick_is_kept_per_person_and_someone_elses_submit_needs_their_own(tmp_path: Path) -> None:
+    async with discord_rig(tmp_path) as rig:
+        asked = rig.ask(checks())
+        message = await rig.sent()
+        (select,) = [item for item in rig.fake.buttons(message) if item["type"] == 3]
+        await callback(rig, await rig.fake.choose(message, select["custom_id"], ["1"], ALICE))
+        refused = await rig.fake.click(message, control(rig, message, "Submit"), BOB)
+        assert (await callback(rig, refused))["data"]["flags"] == EPHEMERAL  # Bob picked nothing himself
+        await rig.fake.click(message, control(rig, message, "Submit"), ALICE)
+        assert (await asked.answer()).answers[0].selected == ["Lint"]
+
+
+async def test_other_on_a_multi_select_answers_the_pick_with_the_words(tmp_path: Path) -> None:
+    async with discord_rig(tmp_path) as rig:
+        asked = rig.ask(checks())
+        message = await rig.sent()
+        (select,) = [item for item in rig.fake.buttons(message) if item["type"] == 3]
+        await callback(rig, await rig.fake.choose(message, select["custom_id"], ["2", "0"], ALICE))
+        opened = await rig.fake.click(message, control(rig, message, "Other…"), ALICE)
+        modal = (await callback(rig, opened))["data"]
+        await rig.fake.submit_modal(message, modal["custom_id"], {"words": "and the e2e suite"}, ALICE)
+        (item,) = (await asked.answer()).answers
+        assert item.selected == ["Unit tests", "Docs"] and item.custom == "and the e2e suite"
+
+
+async def test_other_on_a_multi_select_with_nothing_picked_is_the_words_alone(tmp_path: Path) -> None:
+    async with discord_rig(tmp_path) as rig:
+        asked = rig.ask(checks())
+        message = await rig.sent()
+        opened = await rig.fake.click(message, control(rig, message, "Other…"), ALICE)
+        modal = (await callback(rig, opened))["data"]
+        await rig.fake.submit_modal(message, modal["custom_id"], {"words": "only the smoke test"}, ALICE)
+        (item,) = (await asked.answer()).answers
+        assert item.selected == [] and item.custom == "only the smoke test"
+
+
 async def test_other_opens_a_modal_first_and_its_words_answer(tmp_path: Path) -> None:
     async with discord_rig(tmp_path) as rig:
         asked = rig.ask(choice())

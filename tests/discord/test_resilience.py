@@ -16,7 +16,7 @@ from tests.bot.fakes import sync_store
 
 from .fake_discord import APP_ID, TOKEN, fake_discord
 from .rig import ALICE, discord_rig
-from .test_answering import callback, choice, control
+from .test_answering import callback, checks, choice, control
 
 pytestmark = pytest.mark.anyio
 
@@ -179,3 +179,48 @@ async def test_a_wrong_token_stops_the_channel_with_a_log_line_and_nothing_else(
             await channel.run()  # returns: serve's other channels go on
         await channel.close()
         assert "authentication failed" in caplog.text and "not-the-token" not in caplog.text
+
+
+async def test_a_multi_select_pick_made_before_a_restart_is_the_answer_on_submit_after_it(tmp_path: Path) -> None:
+    async with fake_discord() as fake:
+        async with discord_rig(tmp_path, fake=fake) as rig:
+            rig.ask(checks())
+            message = await rig.sent()
+            (select,) = [item for item in fake.buttons(message) if item["type"] == 3]
+            picked = await fake.choose(message, select["custom_id"], ["0", "2"], ALICE)
+            assert (await callback(rig, picked))["type"] == 6
+        async with discord_rig(tmp_path, fake=fake) as rig:
+            (pending,) = sync_store(rig.ledger.store).list_questions(status="pending")
+            asked = rig.resume(pending)
+            await fake.click(message, control(rig, message, "Submit"), ALICE)
+            assert (await asked.answer()).answers[0].selected == ["Unit tests", "Docs"]
+
+
+async def test_a_click_being_handled_when_serve_stops_is_still_recorded_and_answered(tmp_path: Path) -> None:
+    async with fake_discord() as fake:
+        recording, stopping = anyio.Event(), anyio.Event()
+        pressed = ""
+        async with anyio.create_task_group() as outside, discord_rig(tmp_path, fake=fake) as rig:
+            rig.ask(choice())
+            message = await rig.sent()
+            store: Any = rig.ledger.store
+            durable = store.durable
+
+            async def held_durable() -> None:  # the click is recorded; hold it until serve is stopping
+                recording.set()
+                await stopping.wait()
+                await durable()
+
+            async def stop_seen() -> None:
+                while not rig.tasks.cancel_scope.cancel_called:
+                    await anyio.sleep(0.001)
+                stopping.set()
+
+            store.durable = held_durable
+            pressed = await fake.click(message, control(rig, message, "Production"), ALICE)
+            await recording.wait()
+            outside.start_soon(stop_seen)
+        assert fake.callbacks(pressed) and fake.callbacks(pressed)[0]["type"] == 6
+        async with discord_rig(tmp_path, fake=fake) as rig:
+            (answered,) = sync_store(rig.ledger.store).list_questions(status="answered")
+            assert answered.answer is not None and answered.answer.answers[0].selected == ["Production"]

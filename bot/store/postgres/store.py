@@ -379,6 +379,22 @@ class PostgresStore(PostgresConnections):
             await self._append(db, question_id, "reminded", channel, None, {"count": count, "next": when})
             return updated
 
+    async def note_on_delivery(self, question_id: str, channel: str, notes: dict[str, Any]) -> bool:
+        async with self._transaction() as db:
+            record = await require_question(db, question_id, lock=True)
+            cursor = await db.execute(
+                "SELECT ref_json FROM deliveries WHERE question_id = %s AND channel = %s",
+                (keep(question_id), keep(channel)),
+            )
+            row = await cursor.fetchone()
+            if record.status != "pending" or row is None:
+                return False
+            await db.execute(
+                "UPDATE deliveries SET ref_json = %s WHERE question_id = %s AND channel = %s",
+                (json.dumps(json.loads(row[0]) | notes), keep(question_id), keep(channel)),
+            )
+            return True
+
     async def get_delivery(self, question_id: str, channel: str) -> Delivery | None:
         found = await self._deliveries("question_id = %s AND channel = %s", question_id, channel)
         return next(iter(found), None)

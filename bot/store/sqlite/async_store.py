@@ -186,6 +186,9 @@ class SqliteStore:
     async def remind(self, question_id: str, channel: str, *, next_at: datetime) -> QuestionRecord | None:
         return await self._write(lambda: self.sync.remind(question_id, channel, next_at=next_at))
 
+    async def note_on_delivery(self, question_id: str, channel: str, notes: dict[str, Any]) -> bool:
+        return await self._write(lambda: self.sync.note_on_delivery(question_id, channel, notes))
+
     async def get_delivery(self, question_id: str, channel: str) -> Delivery | None:
         return self.sync.get_delivery(question_id, channel)
 

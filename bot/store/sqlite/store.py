@@ -280,6 +280,21 @@ class Store(StoreFile):
             self._append(db, question_id, "reminded", channel, None, {"count": count, "next": _ts(next_at)})
             return updated
 
+    def note_on_delivery(self, question_id: str, channel: str, notes: dict[str, Any]) -> bool:
+        """Merge `notes` into the delivery's ref while the question is pending (`AsyncStore.note_on_delivery`)."""
+        with self._write() as db:
+            record = _require_question(db, question_id)
+            row = db.execute(
+                "SELECT ref_json FROM deliveries WHERE question_id = ? AND channel = ?", (question_id, channel)
+            ).fetchone()
+            if record.status != "pending" or row is None:
+                return False
+            db.execute(
+                "UPDATE deliveries SET ref_json = ? WHERE question_id = ? AND channel = ?",
+                (json.dumps(json.loads(row[0]) | notes), question_id, channel),
+            )
+            return True
+
     def get_delivery(self, question_id: str, channel: str) -> Delivery | None:
         return self._delivery("question_id = ? AND channel = ?", question_id, channel)
 
