@@ -51,6 +51,7 @@ async def test_sign_in_answer_and_sign_out_in_chromium(chromium: Browser, provid
         await page.goto(program.base_url + "/")
         await expect(page.locator("header.top")).to_contain_text("Signed in as alice@example.org")
         assert page.url == program.base_url + "/"
+        await expect(page.locator("[data-live]")).to_have_text("Live")  # the event stream is connected
         async with agent.post(program.base_url + "/v1/questions", json={"questions": [question]}) as asked:
             question_id = str((await asked.json())["id"])
         card = page.locator(f'article[data-question="{question_id}"]')  # the live page shows it
@@ -68,6 +69,7 @@ async def test_two_people_approve_a_plan_in_two_browsers(chromium: Browser, prov
     async with serving(provider, tmp_path, extra=extra) as program, browser() as agent:
         alice = await new_page(chromium)
         await alice.goto(program.base_url + "/")
+        await expect(alice.locator("[data-live]")).to_have_text("Live")  # the event stream is connected
         async with agent.post(program.base_url + "/v1/questions", json={"questions": [PLAN]}) as asked:
             question_id = str((await asked.json())["id"])
         provider.person = "bob@other.org"
