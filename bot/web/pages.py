@@ -69,11 +69,20 @@ class InboxPages:
         store, name = self.channel.ledger.store, self.channel.name
         # The count is the store's, not the page's: with thousands waiting, a page shows only some of them.
         self.shown.waiting = waiting = await store.count_questions("pending", channel=name)
-        this_page = Page.at(waiting, page)
-        offset = this_page.first_shown - 1
-        pending = await store.list_questions(status="pending", channel=name, limit=this_page.size, offset=offset)
         listed = {card.record.id for card in leading}
-        pending = await self._mine_first(request, [record for record in pending if record.id not in listed])
+        person = self.auth.person(request)
+        if person is None:
+            this_page = Page.at(waiting, page)
+            offset = this_page.first_shown - 1
+            pending = await store.list_questions(status="pending", channel=name, limit=this_page.size, offset=offset)
+        else:
+            # Signed in, the person's questions come first across all pages, so the order is of every waiting one.
+            every = await store.list_questions(status="pending", channel=name, limit=max(waiting, 1))
+            ordered = await self._mine_first(person, every, only_mine=request.query.get("mine") == "1")
+            this_page = Page.at(len(ordered), page, mine=request.query.get("mine") == "1")
+            offset = this_page.first_shown - 1
+            pending = ordered[offset : offset + this_page.size]
+        pending = [record for record in pending if record.id not in listed]
         cards = leading + [await self.card(record, request=request) for record in pending]
         remembered = request.cookies.get(BY_COOKIE, "")
         html = render_inbox(
@@ -88,16 +97,13 @@ class InboxPages:
         )
         return html_page(html, status)
 
-    async def _mine_first(self, request: web.Request, records: list[QuestionRecord]) -> list[QuestionRecord]:
-        """Signed in: the questions the person may answer first, oldest first among them, then the rest; with
-        `?mine=1` ("Waiting for you"), only theirs. Without sign-in, `records` as they are."""
-        person = self.auth.person(request)
-        if person is None:
-            return records
+    async def _mine_first(self, person: str, records: list[QuestionRecord], *, only_mine: bool) -> list[QuestionRecord]:
+        """The questions `person` may answer first, oldest first among them, then the rest as they are; with
+        `only_mine` ("Waiting for you", `?mine=1`), only theirs."""
         replies = self.channel.replies
         mine = [record for record in records if await replies.may_answer(person, await replies.responders(record))]
         mine.sort(key=lambda record: record.created_at)
-        if request.query.get("mine") == "1":
+        if only_mine:
             return mine
         ids = {record.id for record in mine}
         return mine + [record for record in records if record.id not in ids]

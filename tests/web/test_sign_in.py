@@ -17,6 +17,7 @@ from joserfc.jwk import OctKey, RSAKey
 from bot.config import parse_config
 from bot.program import Running, running
 from bot.settings.errors import ConfigError
+from bot.web.paging import PAGE_SIZE
 from tests.web.oidc_provider import CLIENT_ID, CLIENT_SECRET, Provider, provider_running, unsigned
 
 pytestmark = pytest.mark.anyio
@@ -464,3 +465,38 @@ async def test_bulk_approval_approves_each_selected_plan_under_the_persons_name(
         async with alice.post(server.base_url + "/questions/approve", data=[("csrf", "forged"), ("id", plans[1])]) as r:
             assert r.status == 403
         assert (await outcome(server, alice, plans[1]))["status"] == "pending"
+
+
+async def test_waiting_for_you_and_person_first_span_every_page(provider: Provider, tmp_path: Path) -> None:
+    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
+    yes_no = [{"label": "yes"}, {"label": "no"}]
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice:
+        await sign_in(alice, program.base_url)
+        store = program.installation.ledger.store
+        for n in range(PAGE_SIZE + 1):  # hers, the oldest: all but one would sit on page 2 newest first
+            body = {"questions": [{"id": f"q{n}", "question": f"Deploy build {n}?", "options": yes_no}]}
+            async with alice.post(program.base_url + "/v1/questions", json=body) as asked:
+                assert asked.status in (200, 201, 202)
+        question = {"id": "ops", "question": "Restart the cache?", "options": yes_no}
+        others = [await ask(program, alice, question, agent=f"ops-{n}") for n in range(2)]
+        with anyio.fail_after(10):
+            while await store.count_questions("pending", channel="web") < PAGE_SIZE + 3:
+                await anyio.sleep(0.02)
+        hers = [
+            r.id for r in await store.list_questions(status="pending", channel="web", limit=500, newest_first=False)
+        ]
+        hers = [question_id for question_id in hers if question_id not in others]
+
+        async def listed(path: str) -> tuple[list[str], str]:
+            async with alice.get(program.base_url + path) as page:
+                html = await page.text()
+            return [part.split('"', 1)[0] for part in html.split('data-question="')[1:]], html
+
+        first, html = await listed("/")
+        assert first == hers[:PAGE_SIZE] and '<a href="/?page=2" rel="next">' in html
+        assert (await listed("/?page=2"))[0] == [hers[PAGE_SIZE], *reversed(others)]
+        mine, html = await listed("/?mine=1")
+        assert mine == hers[:PAGE_SIZE] and '<a href="/?mine=1&amp;page=2" rel="next">' in html
+        mine, html = await listed("/?mine=1&page=2")
+        assert mine == [hers[PAGE_SIZE]] and '<a href="/?mine=1" rel="prev">' in html
+        assert '<a href="/?mine=1">Newest</a>' in html

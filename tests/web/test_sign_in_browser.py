@@ -12,7 +12,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from tests.system_packages import require_debian_package
 from tests.web.oidc_provider import Provider, provider_running, unsigned
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
-from tests.web.test_sign_in import FORGERIES, PLAN, browser, outcome, serving
+from tests.web.test_sign_in import FORGERIES, PLAN, ask, browser, outcome, serving, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -51,6 +51,7 @@ async def test_sign_in_answer_and_sign_out_in_chromium(chromium: Browser, provid
         await page.goto(program.base_url + "/")
         await expect(page.locator("header.top")).to_contain_text("Signed in as alice@example.org")
         assert page.url == program.base_url + "/"
+        await expect(page.locator("[data-live]")).to_have_text("Live")  # the event stream is connected
         async with agent.post(program.base_url + "/v1/questions", json={"questions": [question]}) as asked:
             question_id = str((await asked.json())["id"])
         card = page.locator(f'article[data-question="{question_id}"]')  # the live page shows it
@@ -68,6 +69,7 @@ async def test_two_people_approve_a_plan_in_two_browsers(chromium: Browser, prov
     async with serving(provider, tmp_path, extra=extra) as program, browser() as agent:
         alice = await new_page(chromium)
         await alice.goto(program.base_url + "/")
+        await expect(alice.locator("[data-live]")).to_have_text("Live")  # the event stream is connected
         async with agent.post(program.base_url + "/v1/questions", json={"questions": [PLAN]}) as asked:
             question_id = str((await asked.json())["id"])
         provider.person = "bob@other.org"
@@ -140,4 +142,42 @@ async def test_a_foreign_state_and_a_second_replica_in_chromium(
         assert len(provider.authorize_requests) == asked
         await page.goto(other.base_url + "/history")  # another secret: back to the provider
         assert len(provider.authorize_requests) == asked + 1
+        await page.close()
+
+
+async def test_waiting_for_you_and_approve_selected_in_chromium(
+    chromium: Browser, provider: Provider, tmp_path: Path
+) -> None:
+    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
+    question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as agent:
+        await sign_in(agent, program.base_url)  # `ask` waits until the signed-in inbox shows each question
+        page = await new_page(chromium)
+        first = await ask(program, agent, question)
+        theirs = await ask(program, agent, question, agent="ops-1")
+        plans = [await ask(program, agent, PLAN | {"id": f"plan{n}"}) for n in range(3)]
+        await page.goto(program.base_url + "/")
+        cards = page.locator("article[data-question]")
+        listed = await cards.evaluate_all("cards => cards.map(c => c.dataset.question)")
+        assert listed == [first, *plans, theirs]  # hers first, oldest first; then the rest
+        await page.get_by_role("link", name="Waiting for you").click()
+        await expect(page.locator("article[data-question]")).to_have_count(4)
+        assert page.url == program.base_url + "/?mine=1"
+        await expect(page.locator(f'article[data-question="{theirs}"]')).to_have_count(0)
+
+        await page.goto(program.base_url + "/")
+        bulk = page.locator("form.bulk")
+        for plan in (plans[0], plans[2]):
+            await bulk.locator(f'input[name="id"][value="{plan}"]').check()
+        await bulk.get_by_role("button", name="Approve selected").click()
+        await expect(page.locator(".notice")).to_contain_text("Approved 2 selected question(s) as alice@example.org")
+        for plan, status in zip(plans, ["answered", "pending", "answered"], strict=True):
+            result = await outcome(program, agent, plan)
+            assert result["status"] == status
+            if status == "answered":
+                assert result["resolvedBy"] == "alice@example.org"
+        # What `handraise history --json` prints: the approval under her email, once per selected question.
+        for plan in (plans[0], plans[2]):
+            events = await program.installation.ledger.store.history(question_id=plan)
+            assert [event.actor for event in events if event.kind == "answered"] == ["alice@example.org"]
         await page.close()
