@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.channels.reject import read_reject_reply, reject_item
+from bot.channels.reject import reject_item
 from bot.channels.replies import ReplyError
+from bot.channels.words import read_words as read_chat_words
 from bot.store.records import QuestionRecord
 from bot.teams.cards import INPUT_CHOICE, INPUT_WORDS, MARK, current_question
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
@@ -24,7 +25,6 @@ MAX_WORDS = 4_000
 """The longest answer in words read (the card's text field holds as much; Teams' own limit is about 28 KB)."""
 MAX_CHOICES = 100
 
-_NUMBERS = re.compile(r"[0-9]{1,3}(?:\s*[,;]\s*[0-9]{1,3}|\s+[0-9]{1,3})*")
 _MENTION = re.compile(r"<at\b[^>]*>.*?</at>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]{0,200}>")
 _BREAK = re.compile(r"<br\s*/?>|</p>|</div>", re.IGNORECASE)
@@ -126,28 +126,9 @@ def plain_text(text: str) -> str:
 
 
 def read_words(text: str, question: AskUserQuestionItem) -> AskUserQuestionAnswerItem:
-    """Words in a thread reply as the answer to `question`; raises ReplyError for an empty or oversize reply, or
-    numbers that name no option."""
-    words = plain_text(text)
-    if not words:
-        raise ReplyError("The reply is empty; write your answer, or the number of an option.")
-    if len(words) > MAX_WORDS:
-        raise ReplyError(f"The reply is longer than {MAX_WORDS} characters; send a shorter answer.")
-    if (item := read_reject_reply(question, words)) is not None:
-        return item  # "Deny" alone, or "Deny: the reason"
-    options = question.options or []
-    labels = [option.label for option in options]
-    if options and _NUMBERS.fullmatch(words):
-        numbers = [int(number) for number in re.findall(r"[0-9]+", words)]
-        if any(not 1 <= number <= len(options) for number in numbers):
-            raise ReplyError(f"Choose options by their numbers, 1 to {len(options)}, or write your answer in words.")
-        if len(numbers) > 1 and not question.multi_select:
-            raise ReplyError("This question takes one option; send one number, or write your answer in words.")
-        return AskUserQuestionAnswerItem(id=question.id, selected=list(dict.fromkeys(labels[n - 1] for n in numbers)))
-    for label in labels:
-        if words.casefold() == label.strip().casefold():
-            return AskUserQuestionAnswerItem(id=question.id, selected=[label])
-    return AskUserQuestionAnswerItem(id=question.id, selected=[], custom=words)
+    """Words in a thread reply as the answer to `question`: the message's plain text read as every chat channel reads
+    words (`bot.channels.words`); raises ReplyError for an empty or oversize reply, or numbers that name no option."""
+    return read_chat_words(plain_text(text), question, limit=MAX_WORDS, press="press")
 
 
 def thread_root(conversation_id: str) -> tuple[str, str | None]:
