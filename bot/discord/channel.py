@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.channels.agent_places import AgentPlaces
 from bot.channels.base import Channel, DeliveryError, Sent
+from bot.channels.in_hand import InHand
 from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Replies, Unmatched, Unreadable
 from bot.discord import render
 from bot.discord.gateway import Gateway, GatewayClosed
@@ -128,9 +129,8 @@ class DiscordChannel(Channel):
         self._in_thread: dict[str, list[str]] = {}
         """Question message ids per thread, newest last, to find the question a thread reply answers."""
         self._threads_loaded = False
-        self._handling = 0
+        self._handling = InHand("discord", "event")
         """Events being acted on now: stopping waits for them."""
-        self._idle: anyio.Event | None = None
 
     # --- the shared base's side ----------------------------------------------------------------------------------
 
@@ -256,11 +256,7 @@ class DiscordChannel(Channel):
 
     async def close(self) -> None:
         """Finish the events being acted on (a click recorded and its callback sent), then close the connections."""
-        if self._handling:
-            log.info("discord: stopping; finishing %d event(s) begun", self._handling)
-            self._idle = anyio.Event()
-            with anyio.move_on_after(FINISH_SECONDS):
-                await self._idle.wait()
+        await self._handling.stop(FINISH_SECONDS)
         await self.gateway.close()
         await self.rest.close()
 
@@ -269,8 +265,7 @@ class DiscordChannel(Channel):
     async def handle(self, event: str, data: dict[str, Any]) -> None:
         """Act on one Gateway event, once. An event begun is finished even when serve stops meanwhile: a click is
         not cut between being recorded and its callback (Discord would show the person a failure)."""
-        self._handling += 1
-        try:
+        with self._handling.one():
             with anyio.CancelScope(shield=True), anyio.move_on_after(FINISH_SECONDS) as bounded:
                 if event == "INTERACTION_CREATE":
                     await self._on_interaction(data)
@@ -278,10 +273,6 @@ class DiscordChannel(Channel):
                     await self._on_message(data)
             if bounded.cancelled_caught:
                 log.warning("discord: a %s event took over %gs; gave up on it", event, FINISH_SECONDS)
-        finally:
-            self._handling -= 1
-            if self._handling == 0 and self._idle is not None:
-                self._idle.set()
 
     async def _first_sight(self, kind: str, event_id: object) -> bool:
         """Whether this event is new: remembered in memory (two deliveries at once) and in the store (a restart)."""

@@ -18,6 +18,7 @@ from aiohttp import web
 from telegram import Bot, CallbackQuery, Message, Update, User
 
 from bot.channels.base import Channel, DeliveryError, Sent
+from bot.channels.in_hand import InHand
 from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unmatched, Unreadable
 from bot.questions.routing import Route
 from bot.questions.status_note import StatusNote
@@ -100,7 +101,7 @@ class TelegramChannel(Channel):
         self.topics = topics(self.name)
         self.names: dict[str, str] = {}
         self._notes = NotePoster(self, self.transport, self.topics)
-        self._handling = updates.Handling()
+        self._handling = InHand("telegram", "update")
 
     # --- the shared base's side ----------------------------------------------------------------------------------
 
@@ -195,7 +196,7 @@ class TelegramChannel(Channel):
 
     async def close(self) -> None:
         """Finish the updates being handled (their taps recorded and acknowledged), then close the connection."""
-        await self._handling.stop()
+        await self._handling.stop(updates.FINISH_SECONDS)
         await self.transport.close()
 
     # --- updates -------------------------------------------------------------------------------------------------

@@ -9,14 +9,14 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.lowlevel
 from aiohttp import web
 from telegram import Bot, Update
 
+from bot.channels.in_hand import InHand
 from bot.telegram.transport import TelegramCallError, TelegramTransport
 
 log = logging.getLogger(__name__)
@@ -32,39 +32,6 @@ FINISH_SECONDS = 60.0
 """How long an update begun may take to finish (recorded, then acknowledged) once serve is stopping."""
 
 Handle = Callable[[Update], Awaitable[None]]
-
-
-class Handling:
-    """The updates being acted on now. Stopping waits for them, so that a tap begun is recorded and acknowledged
-    before the program exits; an update that arrives once stopping has begun is turned away unread (the webhook
-    answers 503), so Telegram sends it again to the next process instead of it being lost half-done."""
-
-    def __init__(self) -> None:
-        self.stopping = False
-        self._count = 0
-        self._idle: anyio.Event | None = None
-
-    @contextmanager
-    def one(self) -> Iterator[None]:
-        self._count += 1
-        try:
-            yield
-        finally:
-            self._count -= 1
-            if self._count == 0 and self._idle is not None:
-                self._idle.set()
-
-    async def stop(self, seconds: float = FINISH_SECONDS) -> None:
-        """Turn new updates away and wait (at most `seconds`) for those begun to finish."""
-        self.stopping = True
-        if self._count == 0:
-            return
-        log.info("telegram: stopping; finishing %d update(s) begun, turning new ones away", self._count)
-        self._idle = anyio.Event()
-        with anyio.move_on_after(seconds):
-            await self._idle.wait()
-        if self._count:
-            log.warning("telegram: stopped with %d update(s) still being handled after %gs", self._count, seconds)
 
 
 async def poll(transport: TelegramTransport, handle: Handle, poll_seconds: int) -> None:
@@ -120,7 +87,7 @@ def _too_large() -> web.Response:
 
 
 def webhook_handler(
-    bot: Bot, secret: str, handle: Handle, handling: Handling
+    bot: Bot, secret: str, handle: Handle, handling: InHand
 ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     """The aiohttp handler for `/telegram/webhook`."""
     expected = secret.encode()
