@@ -61,8 +61,7 @@ def build_channels(config: Config, ledger: Ledger, environ: Mapping[str, str] | 
     Raises ConfigError for a channel this version cannot run, or one whose secrets are missing.
     """
     channels: list[Channel] = []
-    sqlite_path = config.store.path if config.store.url_env is None else None
-    context = BuildContext(ledger, environ, KINDS.titles, config.server.public_url, sqlite_path)
+    context = BuildContext(ledger, environ, KINDS.titles, config.server.public_url)
     for name in config.answerers:
         kind, settings = KINDS.get(name), config.channel(name)
         if kind is None or settings is None:

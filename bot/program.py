@@ -141,6 +141,8 @@ async def running(
         # Before anything listens: from the first ask on, the store queues the deliveries the webhooks want.
         heard = _both(endpoints.metrics.webhook_delivery, on_webhook_attempt)
         started.webhooks = webhook_sender(config, installation.store, webhook_timing, heard)
+        for channel in installation.channels:
+            await channel.prepare()
         started.runner = web.AppRunner(endpoints.app, handle_signals=False, access_log=None)
         await started.runner.setup()
         base_url = await _listen(started.runner, config)

@@ -134,6 +134,10 @@ class Channel(Audience, ABC):
     def add_routes(self, app: web.Application) -> None:
         """Mount the HTTP endpoints the channel needs on the program's server (Slack's /slack/events). Default: none."""
 
+    async def prepare(self) -> None:
+        """Read or make what the channel keeps in the store (the web inbox's session key), before the server listens:
+        the first request already finds it. Default: nothing."""
+
     async def run(self) -> None:
         """Background work for as long as the channel is installed (watching a mailbox, a socket). Default: none."""
 

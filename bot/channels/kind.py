@@ -53,8 +53,6 @@ class BuildContext:
     public_url: str | None = None
     """`[server] public_url`: where people and services outside reach this server (a phone's action buttons post
     back there, the web inbox's sign-in redirect URI)."""
-    store_path: str | None = None
-    """The SQLite store's file (None with PostgreSQL): the web inbox keeps a session secret it made beside it."""
 
 
 @dataclass(frozen=True)

@@ -29,10 +29,14 @@ from bot.web.event_stream import EventStream
 from bot.web.gate import Gate, TokenGate, guarded
 from bot.web.pages import InboxPages
 from bot.web.render import NO_TITLES, Titles
+from bot.web.session import Sessions
 from bot.web.settings import WebSettings
 from bot.web.shown import ShownQuestions
 from bot.web.sign_in import SignIn
 from bot.web.static_files import StaticFiles
+
+SESSION_SECRET = "web.session_secret"
+"""The store's name for the session key handraise made, used when `[web] session_secret_env` is not set."""
 
 
 class WebInbox(Channel):
@@ -56,6 +60,7 @@ class WebInbox(Channel):
     ) -> None:
         super().__init__()
         self.settings = settings
+        self._store = ledger.store
         self.titles = titles
         """How people read the channels' names (the registry's titles), for who answered where."""
         self.token = token if token is not None else secrets.token_urlsafe(24)
@@ -101,6 +106,13 @@ class WebInbox(Channel):
     def url(self, base: str) -> str:
         """The link that opens the inbox and signs the browser in, e.g. `http://127.0.0.1:8765/?token=…`."""
         return f"{base.rstrip('/')}/?{urlencode({'token': self.token}, quote_via=quote)}"
+
+    async def prepare(self) -> None:
+        """With sign-in on and no `session_secret_env`: sign sessions with the key kept in the store, made on first
+        start, so that sign-ins outlive restarts and every replica on the same store accepts them."""
+        if self.sign_in is not None and self.settings.session_secret_env is None:
+            secret = await self._store.keep_value(SESSION_SECRET, secrets.token_urlsafe(32))
+            self.sign_in.sessions = Sessions(secret, self.settings.session_lifetime)
 
     async def run(self) -> None:
         """Count the waiting questions again after other replicas' changes, a burst of them at once: this process
