@@ -1,4 +1,4 @@
-"""Sign-in with an OpenID Connect provider, through `serve`'s real program and a real local provider (joserfc keys),
+"""Sign-in with an OpenID Connect provider, through `serve`'s real program and a real local provider (Authlib's server),
 driven by an aiohttp client with a cookie jar as a browser would be: the flow, who is refused, forged ID tokens,
 state that is not this browser's, tampered cookies, and sessions shared by replicas with one secret."""
 
@@ -176,6 +176,8 @@ FORGERIES: dict[str, Any] = {
     "HMAC with the client secret": _hmac_with_client_secret,
     "another audience": _with(aud="someone-else"),
     "another issuer": _with(iss="https://accounts.evil.example"),
+    "among other audiences, no azp": _with(aud=[CLIENT_ID, "someone-else"]),
+    "among other audiences, for another azp": _with(aud=[CLIENT_ID, "someone-else"], azp="someone-else"),
     "expired": _with(exp=1_000_000_000, iat=999_999_000),
     "another nonce": _with(nonce="not-this-browsers"),
     "email not verified": _with(email_verified=False),
