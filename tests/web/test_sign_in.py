@@ -502,3 +502,23 @@ async def test_waiting_for_you_and_person_first_span_every_page(provider: Provid
         mine, html = await listed("/?mine=1&page=2")
         assert mine == [hers[PAGE_SIZE]] and '<a href="/?mine=1" rel="prev">' in html
         assert '<a href="/?mine=1">Newest</a>' in html
+
+
+async def test_the_live_count_of_waiting_for_you_is_the_persons(provider: Provider, tmp_path: Path) -> None:
+    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
+    question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice:
+        await sign_in(alice, program.base_url)
+        await ask(program, alice, question)
+        await ask(program, alice, question, agent="ops-1")
+        async with alice.get(program.base_url + "/questions/waiting") as counted:
+            assert counted.status == 200 and counted.headers["Cache-Control"] == "no-store"
+            assert await counted.json() == {"waiting": 2, "mine": 1}
+        async with alice.get(program.base_url + "/?mine=1") as page:
+            html = await page.text()
+        assert '<p class="count" data-count>1 question</p>' in html and "data-mine-only" in html
+        async with (
+            aiohttp.ClientSession() as stranger,
+            stranger.get(program.base_url + "/questions/waiting", allow_redirects=False) as refused,
+        ):
+            assert refused.status == 401  # as the card fragments: a script's fetch, not a page to redirect
