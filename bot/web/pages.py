@@ -94,7 +94,8 @@ class InboxPages:
             page=this_page,
             titles=self.titles,
             account=self.auth.account(request),
-            bulk=[card.record for card in cards if approvable(card.record)] if self.auth.person(request) else [],
+            # Only the plans this person may approve: a box for one routed to others would only be refused.
+            bulk=[card.record for card in cards if card.mine and approvable(card.record)],
             person_first=person is not None,
         )
         return html_page(html, status)
