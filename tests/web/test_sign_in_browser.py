@@ -1,5 +1,6 @@
-"""Sign-in in Chromium: `serve`'s program against the local OpenID provider, as people use it: sign in, answer,
-approve with two people, sign out; a refused person and a forged ID token get pages that say why."""
+"""Sign-in in Chromium: `serve`'s program against the local OpenID provider (Authlib's server), as people use it:
+sign in, answer, approve with two people, sign out; a refused person, every forged ID token, a foreign state and a
+replayed callback get pages that say why; the session on a second replica; "Waiting for you" and its live count."""
 
 from __future__ import annotations
 
@@ -117,7 +118,7 @@ async def test_forged_id_tokens_are_refused_in_chromium(
         await page.close()
 
 
-async def test_a_foreign_state_and_a_second_replica_in_chromium(
+async def test_a_foreign_state_a_replayed_callback_and_a_second_replica_in_chromium(
     chromium: Browser, provider: Provider, tmp_path: Path
 ) -> None:
     async with (
@@ -134,6 +135,15 @@ async def test_a_foreign_state_and_a_second_replica_in_chromium(
         response = await page.goto(callback)  # the attacker's sign-in, finished in the victim's browser
         assert response is not None and response.status == 400
         await expect(page.locator("main")).to_contain_text("not started in this browser")
+        callbacks: list[str] = []
+        page.on("request", lambda request: callbacks.append(request.url) if "/auth/callback?" in request.url else None)
+        await page.goto(program.base_url + "/")
+        await expect(page.locator("header.top")).to_contain_text("Signed in as alice@example.org")
+        # Her own callback, replayed after she signed in (its code used, its flow ended): refused, still signed in.
+        assert len(callbacks) == 1
+        replayed = await page.goto(callbacks[0])
+        assert replayed is not None and replayed.status == 400
+        await expect(page.locator("main")).to_contain_text("You are not signed in")
         await page.goto(program.base_url + "/")
         await expect(page.locator("header.top")).to_contain_text("Signed in as alice@example.org")
         asked = len(provider.authorize_requests)
