@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import aiohttp
 import anyio
@@ -673,3 +673,38 @@ async def test_handraise_history_json_shows_each_persons_email_as_actor(
         ("approved", "bob@other.org"),
         ("answered", "alice@example.org, bob@other.org"),
     ]
+
+
+HOSTILE_CALLBACKS = {
+    "a code the provider never gave": lambda state: {"state": state, "code": "made-up"},
+    "an empty code": lambda state: {"state": state, "code": ""},
+    "a code of odd characters": lambda state: {"state": state, "code": "\u202e<script>\x00%"},
+    "a long code": lambda state: {"state": state, "code": "c" * 4_000},
+    "a long state": lambda state: {"state": "s" * 4_000, "code": "c"},
+    "an error with markup": lambda state: {"state": state, "error": "<b>" + "x" * 500},
+}
+
+
+@pytest.mark.parametrize("query", list(HOSTILE_CALLBACKS), ids=list(HOSTILE_CALLBACKS))
+async def test_a_hostile_callback_gets_a_4xx_page_and_no_session(server: Running, query: str) -> None:
+    async with browser() as session:
+        async with session.get(server.base_url + "/", allow_redirects=False) as started:
+            state = parse_qs(urlsplit(started.headers["Location"]).query)["state"][0]
+        url = server.base_url + "/auth/callback?" + urlencode(HOSTILE_CALLBACKS[query](state))
+        async with session.get(url, allow_redirects=False) as back:
+            page = await back.text()
+            assert 400 <= back.status < 500, page
+            assert "<b>" not in page and "<script>" not in page
+        assert "handraise_session" not in {cookie.key for cookie in session.cookie_jar}
+
+
+async def test_a_code_the_provider_no_longer_honours_is_refused_with_a_4xx(server: Running, provider: Provider) -> None:
+    async with browser() as session:
+        async with session.get(server.base_url + "/", allow_redirects=False) as started:
+            location = started.headers["Location"]
+        async with session.get(location, allow_redirects=False) as back:
+            callback = back.headers["Location"]
+        provider.codes.clear()  # expired at the provider before the browser came back
+        async with session.get(callback) as refused:
+            assert refused.status == 401
+            assert "the provider refused the code (invalid_grant)" in await refused.text()
