@@ -96,6 +96,7 @@ class WebInbox(Channel):
         app.router.add_get("/", self._pages.inbox)  # it checks the gate itself: `?token=` signs a browser in
         app.router.add_get("/history", guarded(self._auth, self._pages.history))
         app.router.add_get("/events", guarded(self._auth, self._events.serve))
+        app.router.add_get("/questions/waiting", guarded(self._auth, self._pages.waiting))
         app.router.add_get("/questions/{id}/card", guarded(self._auth, self._pages.card_fragment))
         app.router.add_post("/questions/{id}/answer", guarded(self._auth, self._answering.answer))
         app.router.add_post("/questions/approve", guarded(self._auth, BulkApproval(self, self._auth).approve))

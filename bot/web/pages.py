@@ -8,6 +8,7 @@ from aiohttp import web
 from bot.channels.base import Channel
 from bot.questions.approvals import progress
 from bot.store.records import QuestionRecord
+from bot.web.auth import secured
 from bot.web.bulk_rules import approvable
 from bot.web.forms import FormData
 from bot.web.gate import Gate
@@ -93,9 +94,23 @@ class InboxPages:
             page=this_page,
             titles=self.titles,
             account=self.auth.account(request),
-            bulk=[card.record for card in cards if approvable(card.record)] if self.auth.person(request) else [],
+            # Only the plans this person may approve: a box for one routed to others would only be refused.
+            bulk=[card.record for card in cards if card.mine and approvable(card.record)],
+            person_first=person is not None,
         )
         return html_page(html, status)
+
+    async def waiting(self, request: web.Request) -> web.StreamResponse:
+        """`/questions/waiting`: how many questions wait, and (signed in) how many the person may answer; the live
+        "Waiting for you" page shows the second, which the event stream (one count for everyone) cannot tell."""
+        store, name = self.channel.ledger.store, self.channel.name
+        waiting = await store.count_questions("pending", channel=name)
+        person = self.auth.person(request)
+        mine: int | None = None
+        if person is not None:
+            every = await store.list_questions(status="pending", channel=name, limit=max(waiting, 1))
+            mine = len(await self._mine_first(person, every, only_mine=True))
+        return secured(web.json_response({"waiting": waiting, "mine": mine}, headers={"Cache-Control": "no-store"}))
 
     async def _mine_first(self, person: str, records: list[QuestionRecord], *, only_mine: bool) -> list[QuestionRecord]:
         """The questions `person` may answer first, oldest first among them, then the rest as they are; with
@@ -134,9 +149,12 @@ class InboxPages:
     ) -> Card:
         """A question's card: its answer form, with what was typed and why it was refused when it was. A signed-in
         person answers as themselves, so their card asks no name (the responders are checked on the POST)."""
-        signed_in = request is not None and self.auth.person(request) is not None
-        responders = [] if signed_in else await self.channel.replies.responders(record)
-        return Card(record, responders, values or {}, error)
+        person = self.auth.person(request) if request is not None else None
+        replies = self.channel.replies
+        if person is None:
+            return Card(record, await replies.responders(record), values or {}, error)
+        mine = await replies.may_answer(person, await replies.responders(record))
+        return Card(record, [], values or {}, error, mine=mine)
 
     async def _sent_notice(self, question_id: str | None) -> str | None:
         store = self.channel.ledger.store

@@ -45,6 +45,8 @@ class Card:
     responders: Sequence[str] = ()
     values: FormData = field(default_factory=dict[str, Sequence[str]])
     error: str | None = None
+    mine: bool = False
+    """The signed-in person may answer it: the live page places it among theirs, and counts it on "Waiting for you"."""
 
 
 def answer_path(question_id: str) -> str:
@@ -64,10 +66,12 @@ def render_inbox(
     titles: Titles = NO_TITLES,
     account: str = "",
     bulk: Sequence[QuestionRecord] = (),
+    person_first: bool = False,
 ) -> str:
     """The inbox: `cards` (one page of the pending questions, newest first, and any form sent back with an error).
 
     `page` says how many questions wait in all and which of them these are; without it, the cards are all of them.
+    `person_first` (signed in): the person's own come first, which the live script keeps when a question arrives.
     """
     if page is None:
         page = Page(waiting=sum(1 for card in cards if card.record.status == "pending"))
@@ -82,7 +86,11 @@ def render_inbox(
     if bulk:
         body.append(render_bulk(bulk, csrf))
     body.append(render_pager(page, "Pages"))
-    body.append(f'<div class="cards" id="pending" data-pending data-page="{page.number}">')
+    order = (" data-mine-only" if page.mine else " data-person-first") if person_first else ""
+    body.append(
+        f'<div class="cards" id="pending" data-pending data-page="{page.number}" data-pages="{page.count}" '
+        f'data-size="{page.size}"{order}>'
+    )
     body.extend(
         render_card(card, csrf=csrf, remembered_by=remembered_by, page=page.number, titles=titles) for card in cards
     )
@@ -180,7 +188,7 @@ def render_card(card: Card, *, csrf: str, remembered_by: str = "", page: int = 1
     resolved = record.status != "pending"
     parts = [
         f'<article class="card{" resolved" if resolved else ""}" id="{base}" data-question="{escape(record.id)}" '
-        f'data-status="{escape(record.status)}" aria-labelledby="{base}-title">',
+        f'data-status="{escape(record.status)}"{" data-mine" if card.mine else ""} aria-labelledby="{base}-title">',
         _card_head(record),
         f'<div class="outcome" data-outcome role="status">{render_outcome(record, titles) if resolved else ""}</div>',
         f'<div class="partial" data-partial>{render_partial_note(record)}</div>',

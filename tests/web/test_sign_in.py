@@ -1,23 +1,29 @@
-"""Sign-in with an OpenID Connect provider, through `serve`'s real program and a real local provider (joserfc keys),
+"""Sign-in with an OpenID Connect provider, through `serve`'s real program and a real local provider (Authlib's server),
 driven by an aiohttp client with a cookie jar as a browser would be: the flow, who is refused, forged ID tokens,
 state that is not this browser's, tampered cookies, and sessions shared by replicas with one secret."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import aiohttp
 import anyio
 import pytest
-from joserfc.jwk import OctKey, RSAKey
+from joserfc import jwt
+from joserfc.jwk import ECKey, OctKey, RSAKey
 
+from bot.cli import main
 from bot.config import parse_config
 from bot.program import Running, running
 from bot.settings.errors import ConfigError
+from bot.web.gate import TokenGate
 from bot.web.paging import PAGE_SIZE
 from tests.web.oidc_provider import CLIENT_ID, CLIENT_SECRET, Provider, provider_running, unsigned
 
@@ -55,11 +61,18 @@ allowed = ["@example.org", "bob@other.org"]
 
 @asynccontextmanager
 async def serving(
-    provider: Provider, tmp_path: Path, name: str = "a", secret: str = SESSION_SECRET, extra: str = ""
+    provider: Provider,
+    tmp_path: Path,
+    name: str = "a",
+    secret: str = SESSION_SECRET,
+    extra: str = "",
+    server_extra: str = "",
 ) -> AsyncIterator[Running]:
     environ = {"HANDRAISE_OIDC_SECRET": CLIENT_SECRET, "HANDRAISE_SESSION_SECRET": secret}
     named = 'session_secret_env = "HANDRAISE_SESSION_SECRET"\n' if secret else ""
-    config = parse_config(config_text(provider, tmp_path / f"{name}.db", extra=named + extra), environ=environ)
+    text = config_text(provider, tmp_path / f"{name}.db", extra=named + extra)
+    text = text.replace('listen = "127.0.0.1:0"\n', 'listen = "127.0.0.1:0"\n' + server_extra)
+    config = parse_config(text, environ=environ)
     with pytest.MonkeyPatch.context() as patch:
         for key, value in environ.items():
             patch.setenv(key, value)
@@ -131,6 +144,79 @@ async def test_the_token_link_no_longer_opens_the_inbox(server: Running, provide
             assert card.status == 401
 
 
+INBOX_ROUTES = [
+    ("GET", "/"),
+    ("GET", "/history"),
+    ("GET", "/?mine=1"),
+    ("GET", "/questions/{id}/card"),
+    ("GET", "/events"),
+    ("GET", "/questions/waiting"),
+    ("POST", "/questions/{id}/answer"),
+    ("POST", "/questions/approve"),
+]
+
+
+@pytest.mark.parametrize(("method", "path"), INBOX_ROUTES, ids=[f"{m} {p}" for m, p in INBOX_ROUTES])
+async def test_no_inbox_route_opens_with_the_token_and_the_api_still_does(
+    server: Running, provider: Provider, method: str, path: str
+) -> None:
+    inbox: Any = server.installation.channels[0]
+    async with browser() as session:
+        question_id = await ask_unsigned(server, session)
+        url = server.base_url + path.format(id=question_id)
+        form = {"csrf": TokenGate(inbox.token).csrf, "q0": "0", "action": "send", "id": question_id}
+        for headers, query in (({"Authorization": f"Bearer {inbox.token}"}, ""), ({}, f"token={inbox.token}")):
+            target = url + ("&" if "?" in url else "?") + query if query else url
+            data = form if method == "POST" else None
+            async with session.request(method, target, headers=headers, data=data, allow_redirects=False) as reply:
+                if method == "GET" and path in ("/", "/history", "/?mine=1"):
+                    assert reply.status == 303
+                    assert reply.headers["Location"].startswith(provider.issuer + "/authorize?")
+                else:
+                    assert reply.status == 401
+        assert "handraise_session" not in {cookie.key for cookie in session.cookie_jar}
+        assert (await outcome(server, session, question_id))["status"] == "pending"
+
+
+async def ask_unsigned(program: Running, session: aiohttp.ClientSession) -> str:
+    body = {"questions": [{"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}]}
+    async with session.post(program.base_url + "/v1/questions", json=body) as asked:
+        assert asked.status in (200, 201, 202)
+        return str((await asked.json())["id"])
+
+
+async def test_over_https_the_cookies_are_secure_and_the_redirect_uri_is_the_public_url(
+    provider: Provider, tmp_path: Path
+) -> None:
+    public = 'public_url = "https://inbox.example.org"\n'
+    async with serving(provider, tmp_path, server_extra=public) as program, browser() as session:
+        async with session.get(program.base_url + "/history", allow_redirects=False) as to_provider:
+            assert to_provider.status == 303
+            flow = to_provider.cookies["handraise_sign_in"]
+            assert flow["secure"] and flow["httponly"] and flow["samesite"] == "Lax"
+            asked = parse_qs(urlsplit(to_provider.headers["Location"]).query)
+        assert asked["redirect_uri"] == ["https://inbox.example.org/auth/callback"]
+
+
+async def test_without_public_url_the_redirect_uri_follows_the_host_the_browser_used(server: Running) -> None:
+    port = server.base_url.rsplit(":", 1)[1]
+    async with browser() as session:
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            headers = {"Host": host}
+            async with session.get(server.base_url + "/", headers=headers, allow_redirects=False) as to_provider:
+                asked = parse_qs(urlsplit(to_provider.headers["Location"]).query)
+            assert asked["redirect_uri"] == [f"http://{host}/auth/callback"]
+
+
+async def test_sign_out_is_a_post_only(server: Running) -> None:
+    async with browser() as session:
+        await sign_in(session, server.base_url)
+        async with session.get(server.base_url + "/auth/sign-out") as got:
+            assert got.status == 405
+        async with session.get(server.base_url + "/history", allow_redirects=False) as still:
+            assert still.status == 200
+
+
 @pytest.mark.parametrize(
     "person", ["mallory@example.org.evil.net", "eve@other.org", "bob@other.org.evil", "alice@sub.example.org"]
 )
@@ -159,6 +245,11 @@ def _other_key(provider: Provider, claims: dict[str, Any]) -> str:
     return provider.sign(claims, RSAKey.generate_key(2048, parameters={"kid": "k1"}))
 
 
+def _header(provider: Provider, claims: dict[str, Any], header: dict[str, Any], key: Any = None) -> str:
+    signer = key or provider.key
+    return jwt.encode(header, claims, signer, algorithms=[str(header["alg"])])
+
+
 def _hmac_with_client_secret(provider: Provider, claims: dict[str, Any]) -> str:
     return provider.sign(claims, OctKey.import_key(CLIENT_SECRET.encode() * 2), alg="HS256")
 
@@ -177,12 +268,33 @@ FORGERIES: dict[str, Any] = {
     "HMAC with the client secret": _hmac_with_client_secret,
     "another audience": _with(aud="someone-else"),
     "another issuer": _with(iss="https://accounts.evil.example"),
+    "among other audiences, no azp": _with(aud=[CLIENT_ID, "someone-else"]),
+    "among other audiences, for another azp": _with(aud=[CLIENT_ID, "someone-else"], azp="someone-else"),
     "expired": _with(exp=1_000_000_000, iat=999_999_000),
     "another nonce": _with(nonce="not-this-browsers"),
     "email not verified": _with(email_verified=False),
     "email_verified as a string": _with(email_verified="true"),
     "no email": _without("email"),
     "no expiry": _without("exp"),
+    "a kid the key set lacks": lambda provider, claims: _header(provider, claims, {"alg": "RS256", "kid": "k2"}),
+    "no kid, another key": lambda provider, claims: _header(
+        provider, claims, {"alg": "RS256"}, RSAKey.generate_key(2048)
+    ),
+    "ES256 by another key": lambda provider, claims: _header(
+        provider, claims, {"alg": "ES256", "kid": "k1"}, ECKey.generate_key("P-256")
+    ),
+    "RS512 by the provider's key": lambda provider, claims: _header(provider, claims, {"alg": "RS512", "kid": "k1"}),
+    "a critical header unknown": lambda provider, claims: _header(
+        provider, claims, {"alg": "RS256", "kid": "k1", "crit": ["exp"], "exp": 1}
+    ),
+    "expiry as a string": _with(exp="9999999999"),
+    "not valid before a day from now": lambda provider, claims: provider.sign(
+        {**claims, "nbf": int(time.time()) + 86_400}
+    ),
+    "email as a list": _with(email=["alice@example.org"]),
+    "claims not an object": lambda provider, claims: (
+        _header(provider, claims, {"alg": "RS256", "kid": "k1"}).split(".")[0] + ".WzFd."
+    ),
     "garbage": lambda provider, claims: "not.a.jwt",
     "oversize": lambda provider, claims: "a" * 200_000,
 }
@@ -510,3 +622,99 @@ async def test_waiting_for_you_and_person_first_span_every_page(provider: Provid
         mine, html = await listed("/?mine=1&page=2")
         assert mine == [hers[PAGE_SIZE]] and '<a href="/?mine=1" rel="prev">' in html
         assert '<a href="/?mine=1">Newest</a>' in html
+
+
+async def test_the_live_count_of_waiting_for_you_is_the_persons(provider: Provider, tmp_path: Path) -> None:
+    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
+    question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice:
+        await sign_in(alice, program.base_url)
+        await ask(program, alice, question)
+        await ask(program, alice, question, agent="ops-1")
+        async with alice.get(program.base_url + "/questions/waiting") as counted:
+            assert counted.status == 200 and counted.headers["Cache-Control"] == "no-store"
+            assert await counted.json() == {"waiting": 2, "mine": 1}
+        async with alice.get(program.base_url + "/?mine=1") as page:
+            html = await page.text()
+        assert '<p class="count" data-count>1 question</p>' in html and "data-mine-only" in html
+        async with (
+            aiohttp.ClientSession() as stranger,
+            stranger.get(program.base_url + "/questions/waiting", allow_redirects=False) as refused,
+        ):
+            assert refused.status == 401  # as the card fragments: a script's fetch, not a page to redirect
+
+
+async def test_bulk_approval_lists_only_the_plans_the_person_may_approve(provider: Provider, tmp_path: Path) -> None:
+    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice:
+        await sign_in(alice, program.base_url)
+        hers = await ask(program, alice, PLAN | {"id": "plan-a"})
+        theirs = await ask(program, alice, PLAN | {"id": "plan-b"}, agent="ops-1")
+        async with alice.get(program.base_url + "/") as inbox:
+            page = await inbox.text()
+        form = page.split('action="/questions/approve"', 1)[1].split("</form>", 1)[0]
+        assert f'value="{hers}"' in form and f'value="{theirs}"' not in form
+        csrf = form.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        # Posted anyway (a hand-made form): refused by the responders check, as on its card.
+        async with alice.post(program.base_url + "/questions/approve", data=[("csrf", csrf), ("id", theirs)]) as r:
+            assert r.status == 200 and "Approved 0 selected" in await r.text()
+        assert (await outcome(program, alice, theirs))["status"] == "pending"
+
+
+async def test_handraise_history_json_shows_each_persons_email_as_actor(
+    provider: Provider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    extra = "[[web.subscriptions]]\napprovals = 2\n"
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice, browser() as bob:
+        await sign_in(alice, program.base_url)
+        question_id = await ask(program, alice, PLAN)
+        assert await answer(program, alice, question_id, 0, by="mallory@example.org") == 303
+        provider.person = "bob@other.org"
+        await sign_in(bob, program.base_url)
+        assert await answer(program, bob, question_id, 0, by="") == 303
+        config = tmp_path / "handraise.toml"
+        config.write_text(config_text(provider, tmp_path / "a.db"))
+        capsys.readouterr()
+        assert await anyio.to_thread.run_sync(main, ["history", "--config", str(config), "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    actors = [(line["kind"], line.get("actor")) for line in lines if line["kind"] in ("approved", "answered")]
+    assert actors == [
+        ("approved", "alice@example.org"),
+        ("approved", "bob@other.org"),
+        ("answered", "alice@example.org, bob@other.org"),
+    ]
+
+
+HOSTILE_CALLBACKS = {
+    "a code the provider never gave": lambda state: {"state": state, "code": "made-up"},
+    "an empty code": lambda state: {"state": state, "code": ""},
+    "a code of odd characters": lambda state: {"state": state, "code": "\u202e<script>\x00%"},
+    "a long code": lambda state: {"state": state, "code": "c" * 4_000},
+    "a long state": lambda state: {"state": "s" * 4_000, "code": "c"},
+    "an error with markup": lambda state: {"state": state, "error": "<b>" + "x" * 500},
+}
+
+
+@pytest.mark.parametrize("query", list(HOSTILE_CALLBACKS), ids=list(HOSTILE_CALLBACKS))
+async def test_a_hostile_callback_gets_a_4xx_page_and_no_session(server: Running, query: str) -> None:
+    async with browser() as session:
+        async with session.get(server.base_url + "/", allow_redirects=False) as started:
+            state = parse_qs(urlsplit(started.headers["Location"]).query)["state"][0]
+        url = server.base_url + "/auth/callback?" + urlencode(HOSTILE_CALLBACKS[query](state))
+        async with session.get(url, allow_redirects=False) as back:
+            page = await back.text()
+            assert 400 <= back.status < 500, page
+            assert "<b>" not in page and "<script>" not in page
+        assert "handraise_session" not in {cookie.key for cookie in session.cookie_jar}
+
+
+async def test_a_code_the_provider_no_longer_honours_is_refused_with_a_4xx(server: Running, provider: Provider) -> None:
+    async with browser() as session:
+        async with session.get(server.base_url + "/", allow_redirects=False) as started:
+            location = started.headers["Location"]
+        async with session.get(location, allow_redirects=False) as back:
+            callback = back.headers["Location"]
+        provider.codes.clear()  # expired at the provider before the browser came back
+        async with session.get(callback) as refused:
+            assert refused.status == 401
+            assert "the provider refused the code (invalid_grant)" in await refused.text()

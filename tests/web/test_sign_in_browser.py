@@ -1,5 +1,6 @@
-"""Sign-in in Chromium: `serve`'s program against the local OpenID provider, as people use it: sign in, answer,
-approve with two people, sign out; a refused person and a forged ID token get pages that say why."""
+"""Sign-in in Chromium: `serve`'s program against the local OpenID provider (Authlib's server), as people use it:
+sign in, answer, approve with two people, sign out; a refused person, every forged ID token, a foreign state and a
+replayed callback get pages that say why; the session on a second replica; "Waiting for you" and its live count."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from tests.system_packages import require_debian_package
 from tests.web.oidc_provider import Provider, provider_running, unsigned
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
-from tests.web.test_sign_in import FORGERIES, PLAN, ask, browser, outcome, serving, sign_in
+from tests.web.test_sign_in import FORGERIES, PLAN, answer, ask, browser, outcome, serving, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -117,7 +118,7 @@ async def test_forged_id_tokens_are_refused_in_chromium(
         await page.close()
 
 
-async def test_a_foreign_state_and_a_second_replica_in_chromium(
+async def test_a_foreign_state_a_replayed_callback_and_a_second_replica_in_chromium(
     chromium: Browser, provider: Provider, tmp_path: Path
 ) -> None:
     async with (
@@ -134,6 +135,15 @@ async def test_a_foreign_state_and_a_second_replica_in_chromium(
         response = await page.goto(callback)  # the attacker's sign-in, finished in the victim's browser
         assert response is not None and response.status == 400
         await expect(page.locator("main")).to_contain_text("not started in this browser")
+        callbacks: list[str] = []
+        page.on("request", lambda request: callbacks.append(request.url) if "/auth/callback?" in request.url else None)
+        await page.goto(program.base_url + "/")
+        await expect(page.locator("header.top")).to_contain_text("Signed in as alice@example.org")
+        # Her own callback, replayed after she signed in (its code used, its flow ended): refused, still signed in.
+        assert len(callbacks) == 1
+        replayed = await page.goto(callbacks[0])
+        assert replayed is not None and replayed.status == 400
+        await expect(page.locator("main")).to_contain_text("You are not signed in")
         await page.goto(program.base_url + "/")
         await expect(page.locator("header.top")).to_contain_text("Signed in as alice@example.org")
         asked = len(provider.authorize_requests)
@@ -180,4 +190,65 @@ async def test_waiting_for_you_and_approve_selected_in_chromium(
         for plan in (plans[0], plans[2]):
             events = await program.installation.ledger.store.history(question_id=plan)
             assert [event.actor for event in events if event.kind == "answered"] == ["alice@example.org"]
+        await page.close()
+
+
+async def test_waiting_for_you_counts_only_the_persons_questions_as_they_come_and_go(
+    chromium: Browser, provider: Provider, tmp_path: Path
+) -> None:
+    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
+    question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as agent:
+        await sign_in(agent, program.base_url)
+        hers = await ask(program, agent, question)
+        await ask(program, agent, question, agent="ops-1")
+        page = await new_page(chromium)
+        await page.goto(program.base_url + "/?mine=1")
+        count = page.locator("[data-count]")
+        await expect(count).to_have_text("1 question")
+        await expect(page.locator("[data-live]")).to_have_text("Live")
+
+        # Someone else's question: the stream says 3 wait, the page still says hers, and does not show it.
+        theirs = await ask(program, agent, question, agent="ops-2")
+        await expect(page).to_have_title("(1) handraise inbox")
+        # Hers: counted and shown after her older one (oldest first).
+        newer = await ask(program, agent, question)
+        await expect(count).to_have_text("2 questions")
+        cards = page.locator("article[data-question]")
+        await expect(cards).to_have_count(2)
+        assert await cards.evaluate_all("cards => cards.map(c => c.dataset.question)") == [hers, newer]
+        await expect(page.locator(f'article[data-question="{theirs}"]')).to_have_count(0)
+        assert "1 question" not in await page.locator("[data-count]").inner_text()  # not overwritten by the total
+
+        # One of hers answered elsewhere: the count goes down; someone else's answered: it stays.
+        assert await answer(program, agent, hers, 0, by="") == 303
+        await expect(count).to_have_text("1 question")
+        await expect(page.locator(f'article[data-question="{hers}"]')).to_have_attribute("data-status", "answered")
+        await page.reload()
+        await expect(count).to_have_text("1 question")
+        await page.close()
+
+
+async def test_a_new_question_takes_its_place_among_the_persons_own_or_the_rest_in_chromium(
+    chromium: Browser, provider: Provider, tmp_path: Path
+) -> None:
+    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
+    question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as agent:
+        await sign_in(agent, program.base_url)
+        hers = await ask(program, agent, question)
+        theirs = await ask(program, agent, question, agent="ops-1")
+        page = await new_page(chromium)
+        await page.goto(program.base_url + "/")
+        await expect(page.locator("[data-live]")).to_have_text("Live")
+        cards = page.locator("article[data-question]")
+        other = await ask(program, agent, question, agent="ops-2")  # the newest of the rest: first of them
+        await expect(cards).to_have_count(3)
+        newer = await ask(program, agent, question)  # the newest of hers: last of hers, before the rest
+        await expect(cards).to_have_count(4)
+        await expect(page.locator("[data-count]")).to_have_text("4 questions")
+        listed = await cards.evaluate_all("cards => cards.map(c => c.dataset.question)")
+        assert listed == [hers, newer, other, theirs]
+        await page.reload()  # what the server renders is the same order
+        assert await cards.evaluate_all("cards => cards.map(c => c.dataset.question)") == listed
         await page.close()

@@ -44,6 +44,14 @@
   const empty = document.querySelector("[data-empty]");
   const announcer = document.querySelector("[data-announcer]");
   const firstPage = (pending.dataset.page || "1") === "1";
+  const lastPage = (pending.dataset.page || "1") === (pending.dataset.pages || "1");
+  const size = Number.parseInt(pending.dataset.size || "0", 10) || Infinity;
+  // Signed in, the person's questions come first (oldest first), then the rest (newest first); "Waiting for you"
+  // (data-mine-only) shows only theirs, and counts only theirs, which the stream's one count for everyone cannot.
+  const mineOnly = "mineOnly" in pending.dataset;
+  const personFirst = "personFirst" in pending.dataset;
+  const isMine = (card) => "mine" in card.dataset;
+  const cards = () => Array.from(pending.children);
 
   const fragment = (html) => {
     const template = document.createElement("template");
@@ -66,7 +74,18 @@
     }
   };
 
-  const refresh = (waiting) => {
+  const recountMine = async () => {
+    try {
+      const response = await fetch("/questions/waiting", { cache: "no-store" });
+      const counted = response.ok ? await response.json() : null;
+      return Number.isInteger(counted?.mine) ? counted.mine : null;
+    } catch {
+      return null;
+    }
+  };
+
+  const refresh = async (waiting) => {
+    if (mineOnly && waiting !== undefined) waiting = await recountMine();
     if (Number.isInteger(waiting)) {
       const many = waiting.toLocaleString("en-US");
       if (count) count.textContent = waiting === 0 ? "nothing pending" : waiting === 1 ? "1 question" : `${many} questions`;
@@ -75,9 +94,38 @@
     if (empty) empty.hidden = pending.children.length > 0;
   };
 
+  // Where a new card goes on a signed-in page: the person's end where the rest begin, and a new card is either the
+  // newest of theirs (their end) or the newest of the rest (its start). Null when that place is on another page.
+  const placeFor = (card) => {
+    const shown = cards();
+    if (mineOnly) return isMine(card) && lastPage && shown.length < size ? { after: shown.at(-1) ?? null } : null;
+    const firstOther = shown.find((shownCard) => !isMine(shownCard));
+    if (firstOther) return firstOther === shown[0] && !firstPage ? null : { after: firstOther.previousElementSibling };
+    return shown.length < size || lastPage ? { after: shown.at(-1) ?? null } : null;
+  };
+
+  const place = (card, at) => {
+    if (at.after) at.after.after(card);
+    else pending.prepend(card);
+  };
+
   const handlers = {
     async asked(event) {
-      refresh(event.waiting);
+      await refresh(event.waiting);
+      if (personFirst || mineOnly) {
+        if (cardOf(event.id)) return;
+        const card = await fetchCard(event.id);
+        if (!card || cardOf(event.id) || (mineOnly && !isMine(card))) return;
+        const at = placeFor(card);
+        if (!at) {
+          announce(isMine(card) ? "A new question for you is waiting on a later page" : "A new question is waiting");
+          return;
+        }
+        place(card, at);
+        await refresh();
+        announce(`New question: ${titleOf(card)}`);
+        return;
+      }
       if (!firstPage) {
         announce("A new question is waiting on the first page");
         return; // new questions are the newest: they belong on the first page
@@ -88,11 +136,11 @@
       const by = card.querySelector('input[name="by"]');
       if (by instanceof HTMLInputElement && by.value === "") by.value = remembered();
       pending.prepend(card);
-      refresh();
+      await refresh();
       announce(`New question: ${titleOf(card)}`);
     },
     async resolved(event) {
-      refresh(event.waiting);
+      await refresh(event.waiting);
       const card = cardOf(event.id);
       if (!card) return;
       const fresh = await fetchCard(event.id);
@@ -112,8 +160,8 @@
       const told = (await fetchCard(event.id))?.querySelector("[data-partial]");
       if (told) note.innerHTML = told.innerHTML;
     },
-    waiting(event) {
-      refresh(event.waiting); // recounted after another replica's change
+    async waiting(event) {
+      await refresh(event.waiting); // recounted after another replica's change
     },
     reload() {
       // Updates were missed. Reloading is safe unless someone is halfway through a form.
