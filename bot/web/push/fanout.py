@@ -69,7 +69,7 @@ class Fanout:
 
     async def run(self) -> None:
         """Push the announced questions until cancelled."""
-        async with anyio.create_task_group() as group, self._receive:
+        async with self._send, self._receive, anyio.create_task_group() as group:
             async for record in self._receive:
                 group.start_soon(self._push_question, record)
 
