@@ -9,6 +9,7 @@ record: the body is trimmed, never the buttons or the token.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -22,6 +23,7 @@ MAX_TITLE = 120
 MAX_ACTION_TITLE = 40
 CUT = "…"
 ANSWER_PATH = "/push/answer/"
+_ACTION = re.compile(r"o(0|[1-9][0-9]{0,2})", re.ASCII)
 WORDS = frozenset({"other", "request changes", "something else"})
 """Option labels that stand for the person's own words (the inbox shows them as a text box)."""
 
@@ -32,10 +34,8 @@ def action_id(option: int) -> str:
 
 def option_of(action: str) -> int | None:
     """The option index an action id names, or None when it names none."""
-    digits = action[1:]
-    if not action.startswith("o") or not digits.isdigit() or len(digits) > 3:
-        return None
-    return int(digits)
+    found = _ACTION.fullmatch(action)
+    return int(found[1]) if found else None
 
 
 def needs_words(question: AskUserQuestionItem, label: str) -> bool:
