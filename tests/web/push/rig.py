@@ -16,6 +16,7 @@ import pytest
 
 from bot.config import parse_config
 from bot.program import Running, running
+from bot.store.open import open_store
 from bot.web.push.web_push import WebPush
 from tests.web.oidc_provider import CLIENT_SECRET, Provider
 from tests.web.push.push_service import Device
@@ -23,12 +24,14 @@ from tests.web.push.push_service import Device
 ENVIRON = {"HANDRAISE_OIDC_SECRET": "", "HANDRAISE_SESSION_SECRET": "one secret for every replica"}
 
 
-def config_text(provider: Provider, db: Path, extra: str = "") -> str:
+def config_text(provider: Provider, db: Path, extra: str = "", *, on_postgres: bool = False) -> str:
+    postgres = 'url_env = "HANDRAISE_PUSH_PG"' if on_postgres else ""
     return f"""
 [server]
 listen = "127.0.0.1:0"
 [store]
 path = "{db}"
+{postgres}
 [web]
 session_secret_env = "HANDRAISE_SESSION_SECRET"
 {extra}
@@ -43,14 +46,24 @@ allowed = ["@example.org", "bob@other.org"]
 
 
 @asynccontextmanager
-async def serving(provider: Provider, db: Path, extra: str = "") -> AsyncIterator[Running]:
+async def serving(
+    provider: Provider, db: Path, extra: str = "", *, postgres_url: str | None = None
+) -> AsyncIterator[Running]:
+    """`serve` on the SQLite store `db`, or on PostgreSQL at `postgres_url` (a replica)."""
     environ = ENVIRON | {"HANDRAISE_OIDC_SECRET": CLIENT_SECRET}
-    config = parse_config(config_text(provider, db, extra), environ=environ)
+    if postgres_url is not None:
+        environ |= {"HANDRAISE_PUSH_PG": postgres_url}
+    config = parse_config(config_text(provider, db, extra, on_postgres=postgres_url is not None), environ=environ)
     with pytest.MonkeyPatch.context() as patch:
         for key, value in environ.items():
             patch.setenv(key, value)
-        async with running(config) as program:
-            yield program
+        store = await open_store(config, environ) if postgres_url is not None else None
+        try:
+            async with running(config, store=store) as program:
+                yield program
+        finally:
+            if store is not None:
+                await store.close()
 
 
 def push_of(program: Running) -> WebPush:
