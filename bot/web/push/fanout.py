@@ -107,6 +107,8 @@ class Fanout:
                 payload = render_notification(record, self.tokens.issue(record.id, device.person, device.endpoint))
                 body = encrypt(payload, unb64(device.p256dh), unb64(device.auth))
                 outcome = await self.sender.send(device.endpoint, body)
+                if outcome.ending in ("refused", "gave up"):
+                    self.channel.ledger.observer.send_failed(self.channel.name)
                 if outcome.ending == "gone":
                     await self.store.delete_push_subscription(device.endpoint, person=device.person)
                     log.info("a device of %s unsubscribed (the push service said %s)", device.person, outcome.status)

@@ -31,12 +31,17 @@ class VapidKeys:
 
     def __init__(self, kept: str, subject: str) -> None:
         """`kept` is the private key as the store keeps it (base64url DER). Raises VapidKeyError when it is not one."""
+        from cryptography.exceptions import UnsupportedAlgorithm
+        from cryptography.hazmat.primitives.asymmetric import ec
         from py_vapid import Vapid02
 
         try:
             self._vapid: Vapid02 = Vapid02.from_der(kept.encode("ascii"))
-        except (ValueError, TypeError, UnicodeEncodeError) as bad:
+        except (ValueError, TypeError, UnicodeEncodeError, UnsupportedAlgorithm) as bad:
             raise VapidKeyError(f"the VAPID key kept as {KEPT_NAME} cannot be read ({bad})") from None
+        private = self._vapid.private_key
+        if not isinstance(private, ec.EllipticCurvePrivateKey) or not isinstance(private.curve, ec.SECP256R1):
+            raise VapidKeyError(f"the key kept as {KEPT_NAME} is not a P-256 key; remove it and restart")
         self.subject = subject
         self.public_key = _public_key(self._vapid)
         """The application server key: the uncompressed P-256 point, base64url, as `PushManager.subscribe` takes it."""

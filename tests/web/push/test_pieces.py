@@ -150,3 +150,18 @@ def test_the_vapid_header_names_the_key_and_a_jwt_within_a_day() -> None:
     )
     assert claims["sub"] == "mailto:ops@example.org"
     assert isinstance(claims["exp"], int) and 0 < claims["exp"] - 1_000_000 <= 24 * 3600
+
+
+def test_a_kept_key_of_another_kind_is_refused() -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+    from bot.web.push.keys import VapidKeyError
+    from tests.web.push.push_service import b64
+
+    for key in (rsa.generate_private_key(65537, 2048), ec.generate_private_key(ec.SECP384R1())):
+        der = key.private_bytes(
+            serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        with pytest.raises(VapidKeyError):
+            VapidKeys(b64(der), "mailto:ops@example.org")
