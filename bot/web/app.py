@@ -76,7 +76,7 @@ class WebInbox(Channel):
         self._static = StaticFiles()
         self.push: WebPush | None = None
         """With `[web.push]`: new questions pushed to the devices of the people who may answer them."""
-        if settings.push is not None and settings.push.enabled and sign_in is not None:
+        if settings.pushes and settings.push is not None and sign_in is not None:
             from bot.web.push.web_push import WebPush  # its cryptography loads only when pushing
 
             self.push = WebPush(self, settings.push, sign_in, sign_in.public_url)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
 from bot.program import Running
@@ -145,3 +146,23 @@ async def test_other_refusals_are_not_retried(
     await settled(program)
     assert [push.status for push in push_service.pushes_to(phone, delivered_only=False)] == [status]
     assert len(await program.installation.ledger.store.list_push_subscriptions()) == 1
+
+
+async def test_stopping_cancels_the_pushes_still_retrying(
+    provider: Provider, push_service: PushService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.web.push import sender
+
+    monkeypatch.setattr(sender, "DEADLINE_SECONDS", 600.0)
+    monkeypatch.setattr(sender, "FIRST_BACKOFF_SECONDS", 300.0)
+    phone = push_service.device()
+    phone.script.extend([503] * 10)
+    with anyio.fail_after(20):  # a stop that waited for the retry would take five minutes
+        async with (
+            serving(provider, tmp_path / "a.db") as program,
+            signed_in(program, provider, "alice@example.org") as alice,
+        ):
+            await alice.subscribe(phone)
+            await ask(program, CHOICE)
+            await push_service.wait_for(phone, delivered_only=False)
+    assert [push.status for push in push_service.pushes_to(phone, delivered_only=False)] == [503]
