@@ -27,6 +27,7 @@ from bot.web.answering import Answering
 from bot.web.bulk import BulkApproval
 from bot.web.event_stream import EventStream
 from bot.web.gate import Gate, TokenGate, guarded
+from bot.web.installable import AppShell
 from bot.web.pages import InboxPages
 from bot.web.render import NO_TITLES, Titles
 from bot.web.settings import WebSettings
@@ -69,6 +70,7 @@ class WebInbox(Channel):
         self._answering = Answering(self, self._auth, self.shown, self._pages)
         self._events = EventStream(self.shown)
         self._static = StaticFiles()
+        self._app_shell = AppShell()
 
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
         await self.shown.show(question)
@@ -85,9 +87,14 @@ class WebInbox(Channel):
         """Who may answer `question` in the inbox, by the current config (the answer form asks for a name then)."""
         return await self.replies.responders(question)
 
+    def offer_push(self, offered: bool = True) -> None:
+        """Offer signed-in people "Turn on notifications" on the inbox page: call it when the server sends Web Push
+        (`[web.push]`), whose routes (`/push/key`, `/push/subscriptions`) the page's script then uses."""
+        self._pages.push_offered = offered
+
     def add_routes(self, app: web.Application) -> None:
-        """Mount the inbox at `/` (with `/history`, `/events`, `/questions/{id}/card`, `/questions/{id}/answer` and
-        `/static/…`)."""
+        """Mount the inbox at `/` (with `/history`, `/events`, `/questions/{id}/card`, `/questions/{id}/answer`,
+        `/static/…`, and the installable app's `/manifest.webmanifest` and `/sw.js`)."""
         app.router.add_get("/", self._pages.inbox)  # it checks the gate itself: `?token=` signs a browser in
         app.router.add_get("/history", guarded(self._auth, self._pages.history))
         app.router.add_get("/events", guarded(self._auth, self._events.serve))
@@ -95,6 +102,7 @@ class WebInbox(Channel):
         app.router.add_post("/questions/{id}/answer", guarded(self._auth, self._answering.answer))
         app.router.add_post("/questions/approve", guarded(self._auth, BulkApproval(self, self._auth).approve))
         app.router.add_get("/static/{name}", self._static.serve)
+        self._app_shell.add_routes(app)  # public, as the static files are: browsers fetch them without cookies
         if self.sign_in is not None:
             self.sign_in.add_routes(app)
 

@@ -29,6 +29,8 @@ class InboxPages:
         self.auth = auth
         self.shown = shown
         self.titles = titles
+        self.push_offered = False
+        """Whether signed-in people are offered notifications on their devices (the server sends Web Push)."""
 
     async def inbox(self, request: web.Request) -> web.StreamResponse:
         """`/`: the waiting questions; with `?token=`, the sign-in that leads there."""
@@ -93,7 +95,8 @@ class InboxPages:
             page=this_page,
             titles=self.titles,
             account=self.auth.account(request),
-            bulk=[card.record for card in cards if approvable(card.record)] if self.auth.person(request) else [],
+            bulk=[card.record for card in cards if approvable(card.record)] if person else [],
+            push=self.push_offered and person is not None,
         )
         return html_page(html, status)
 
