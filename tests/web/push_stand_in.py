@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import anyio
 from aiohttp import web
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -62,6 +63,8 @@ class PushStandIn:
     subscription_status: int = 201
     """What `POST /push/subscriptions` answers (a 4xx to test the page's words)."""
     answer_status: int = 204
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    """Set when an answer came in (make the stand-in inside the event loop)."""
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_get("/push/key", self.give_key)
@@ -101,10 +104,13 @@ class PushStandIn:
             return web.json_response({"error": "csrf"}, status=403)
         if request.method == "DELETE":
             return web.Response(status=204)
-        return web.json_response({"ok": True}, status=self.subscription_status)
+        status = self.subscription_status
+        message = "notifications are on for this device" if status < 300 else "5 devices already get notifications"
+        return web.json_response({"ok": status < 300, "message": message}, status=status)
 
     async def answer(self, request: web.Request) -> web.StreamResponse:
         call = await self._record(request)
+        self.answered.set()
         if call.headers.get("Authorization") != f"Bearer {ANSWER_TOKEN}":
             return web.json_response({"error": "token"}, status=401)
         return web.Response(status=self.answer_status)

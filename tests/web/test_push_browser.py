@@ -9,6 +9,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import pytest
 from aiohttp import web
 from playwright.async_api import Browser, BrowserContext, Page, Worker, async_playwright, expect
@@ -67,7 +68,7 @@ async def chromium() -> AsyncIterator[Browser]:
 
 
 @pytest.fixture
-def stand_in() -> PushStandIn:
+async def stand_in() -> PushStandIn:
     return PushStandIn()
 
 
@@ -222,6 +223,11 @@ async def test_a_refusing_server_is_told_in_words(chromium: Browser, base_url: s
         "The server refused this page's request: reload the inbox and try again."
     )
     await expect(page.get_by_role("button", name="Turn on notifications")).to_be_enabled()
+    stand_in.subscription_status = 409  # a refusal the server explains: its words are shown
+    await page.get_by_role("button", name="Turn on notifications").click()
+    await expect(page.locator("[data-push-state]")).to_have_text(
+        "The server refused the subscription (HTTP 409): 5 devices already get notifications."
+    )
 
 
 async def test_a_browser_that_refuses_permission_is_told_how_to_allow_it(chromium: Browser, base_url: str) -> None:
@@ -281,23 +287,61 @@ async def test_a_push_of_garbage_still_shows_a_generic_notification(
     assert (shown["title"], shown["actions"], shown["data"]) == ("A question is waiting", [], {"url": "/"})
 
 
-async def test_the_push_listener_reads_bad_json_as_garbage(chromium: Browser, base_url: str) -> None:
+SHOWING = """(count) => new Promise((done) => {
+  // The worker has no event for a notification shown or closed: ask until the count is reached.
+  const poll = async () => {
+    const shown = await self.registration.getNotifications();
+    if (shown.length === count) done();
+    else setTimeout(poll, 20);
+  };
+  poll();
+})"""
+
+
+@pytest.mark.parametrize(
+    ("data", "title"), [(json.dumps(QUESTION), "deploy-bot asks"), ("{not json", "A question is waiting")]
+)
+async def test_the_push_listener_shows_what_the_push_carries(
+    chromium: Browser, base_url: str, data: str, title: str
+) -> None:
     context = await signed_in(chromium, base_url)
     worker = await controlling_worker(context, await open_inbox(context, base_url))
-    # A synthetic PushEvent reaches the real listener (its waitUntil refuses an untrusted event, after the call).
+    # A synthetic PushEvent reaches the real listener (whose waitUntil refuses an untrusted event, after the call).
     await worker.evaluate(
-        """new Promise((done) => {
+        """(data) => {
           self.addEventListener("error", (event) => event.preventDefault());
-          try { self.dispatchEvent(new PushEvent("push", { data: "{not json" })); } catch {}
-          done();
-        })"""
+          try { self.dispatchEvent(new PushEvent("push", { data })); } catch {}
+        }""",
+        data,
     )
-    await worker.evaluate(
-        "new Promise((done) => { const poll = () => self.registration.getNotifications()"
-        ".then((shown) => shown.length ? done() : setTimeout(poll, 20)); poll(); })"
-    )
+    with anyio.fail_after(5):
+        await worker.evaluate(SHOWING, 1)
     [shown] = await notifications(worker)
-    assert shown["title"] == "A question is waiting"
+    assert shown["title"] == title
+
+
+async def test_the_click_listener_closes_the_notification_and_answers_its_action(
+    chromium: Browser, base_url: str, stand_in: PushStandIn
+) -> None:
+    context = await signed_in(chromium, base_url)
+    worker = await controlling_worker(context, await open_inbox(context, base_url))
+    await worker.evaluate("(question) => self.handraiseOnPush(question)", QUESTION)
+    await worker.evaluate(
+        """async () => {
+          const [notification] = await self.registration.getNotifications();
+          self.addEventListener("error", (event) => event.preventDefault());
+          try {
+            self.dispatchEvent(new NotificationEvent("notificationclick", { notification, action: "0" }));
+          } catch {}
+        }"""
+    )
+    with anyio.fail_after(5):
+        await worker.evaluate(SHOWING, 0)  # the listener closed it
+    with anyio.fail_after(5):
+        await stand_in.answered.wait()
+    [answered] = stand_in.made("POST", "/push/answers/q-1")
+    assert answered.body == {"action": "0"}
+    assert answered.headers["Authorization"] == f"Bearer {ANSWER_TOKEN}"
 
 
 async def test_an_action_answers_with_the_bearer_token_and_no_cookie(

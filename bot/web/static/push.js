@@ -35,12 +35,16 @@
     return;
   }
 
-  const refused = (status) => {
+  // The server's own words for a refusal it explains (e.g. too many devices), else ours.
+  const refused = async (response) => {
+    const status = response.status;
     if (status === 401) return "You are signed out: reload the inbox, sign in, and try again.";
     if (status === 403) return "The server refused this page's request: reload the inbox and try again.";
     if (status === 404) return "This server does not send notifications.";
-    if (status < 500) return `The server refused the subscription (HTTP ${status}).`;
-    return `The server could not save it (HTTP ${status}); try again in a moment.`;
+    const told = (await response.json().catch(() => ({}))).message;
+    const why = typeof told === "string" && told.trim() !== "" ? `: ${told.trim().slice(0, 200)}` : "";
+    if (status < 500) return `The server refused the subscription (HTTP ${status})${why}.`;
+    return `The server could not save it (HTTP ${status})${why}; try again in a moment.`;
   };
   const send = (method, body) =>
     fetch("/push/subscriptions", {
@@ -68,7 +72,7 @@
     if (permission === "denied") return blocked();
     if (permission !== "granted") return say("Notifications were not allowed; press the button to be asked again.");
     const answer = await fetch("/push/key", { credentials: "same-origin", cache: "no-store" });
-    if (!answer.ok) return say(refused(answer.status));
+    if (!answer.ok) return say(await refused(answer));
     const publicKey = (await answer.json().catch(() => ({}))).publicKey;
     if (typeof publicKey !== "string" || !/^[A-Za-z0-9_-]{80,100}={0,2}$/.test(publicKey)) {
       return say("The server sent no usable push key; ask whoever runs handraise.");
@@ -83,7 +87,7 @@
     }
     subscription ??= await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
     const saved = await send("POST", subscription.toJSON());
-    if (!saved.ok) return say(refused(saved.status));
+    if (!saved.ok) return say(await refused(saved));
     offer(true);
     say("Notifications are on on this device.");
   };
@@ -93,7 +97,7 @@
     const subscription = await registration.pushManager.getSubscription();
     if (subscription) {
       const removed = await send("DELETE", { endpoint: subscription.endpoint });
-      if (!removed.ok && removed.status !== 404) return say(refused(removed.status));
+      if (!removed.ok && removed.status !== 404) return say(await refused(removed));
       await subscription.unsubscribe();
     }
     offer(false);
