@@ -20,6 +20,7 @@ from bot.store.records import (
     Delivery,
     LearnedRule,
     NewDelivery,
+    PushSubscription,
     QuestionRecord,
     QuestionStatus,
     Resolution,
@@ -122,6 +123,23 @@ class AsyncStore(Protocol):
     async def learn_rule(self, rule: LearnedRule) -> bool: ...
 
     async def forget_rule(self, id: str) -> bool: ...
+
+    async def keep_value(self, name: str, candidate: str) -> str:
+        """The value kept under `name` (a secret made once, such as the session key): `candidate` is stored when
+        there is none yet; when several processes race, the first write wins and all of them get its value."""
+        ...
+
+    async def save_push_subscription(self, subscription: PushSubscription) -> None:
+        """Store a browser's Web Push subscription; the same endpoint again replaces its keys and owner."""
+        ...
+
+    async def delete_push_subscription(self, endpoint: str, *, person: str | None = None) -> bool:
+        """Remove the device's subscription (only if it is `person`'s, when given); True when one went."""
+        ...
+
+    async def list_push_subscriptions(self, persons: Collection[str] | None = None) -> list[PushSubscription]:
+        """Every Web Push subscription, or those of `persons` (emails), oldest first."""
+        ...
 
     async def history(
         self,

@@ -189,6 +189,17 @@ class LearnedRule(_Record):
     by: str | None = None
 
 
+class PushSubscription(_Record):
+    """A browser that asked for Web Push notifications: `endpoint` (the push service's URL for that device, which
+    identifies it), the keys the payload is encrypted to (RFC 8291), and the signed-in person it belongs to."""
+
+    endpoint: str
+    person: str
+    p256dh: str
+    auth: str
+    created_at: UtcDatetime = Field(default_factory=utc_now)
+
+
 class Delivery(_Record):
     """Where a question was sent on one channel.
 

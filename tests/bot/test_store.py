@@ -426,6 +426,8 @@ def test_a_store_of_the_first_schema_is_migrated_keeping_its_questions(db_path: 
         raw.execute("DROP TABLE fired")
         raw.execute("DROP TABLE learned_rules")
         raw.execute("DROP TABLE webhook_deliveries")
+        raw.execute("DROP TABLE kept_values")
+        raw.execute("DROP TABLE push_subscriptions")
         raw.execute("PRAGMA user_version = 1")
     with Store.open(db_path) as upgraded:
         assert upgraded.schema_version == SCHEMA_VERSION

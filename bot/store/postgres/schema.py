@@ -251,6 +251,23 @@ MIGRATIONS: tuple[str, ...] = (
     END
     $$;
     """,
+    # Values made once and kept (`bot.store.postgres.kept`): the web session secret and the Web Push key pair, shared
+    # by every replica; and the browsers that asked for Web Push notifications, one row per device (its endpoint).
+    """
+    CREATE TABLE kept_values (
+        name text PRIMARY KEY,
+        value text NOT NULL,
+        created_at timestamptz NOT NULL
+    );
+    CREATE TABLE push_subscriptions (
+        endpoint text PRIMARY KEY,
+        person text NOT NULL,
+        p256dh text NOT NULL,
+        auth text NOT NULL,
+        created_at timestamptz NOT NULL
+    );
+    CREATE INDEX push_subscriptions_by_person ON push_subscriptions (person);
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes the stored version from n to n + 1. Only ever append."""
 

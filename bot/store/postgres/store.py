@@ -27,6 +27,7 @@ from psycopg import AsyncConnection, AsyncCursor, sql
 
 from bot.store.chain import ChainRow
 from bot.store.errors import StoreError, key_taken
+from bot.store.postgres import kept
 from bot.store.postgres.groups import (
     ADD_DELIVERIES,
     CREATE_QUESTIONS,
@@ -68,6 +69,7 @@ from bot.store.records import (
     Delivery,
     LearnedRule,
     NewDelivery,
+    PushSubscription,
     QuestionRecord,
     QuestionStatus,
     Resolution,
@@ -306,6 +308,24 @@ class PostgresStore(PostgresConnections):
     async def forget_rule(self, id: str) -> bool:
         async with self._connection() as db:
             return await delete_learned(db, id)
+
+    # -- values kept, Web Push subscriptions ---------------------------------------------------------------------------
+
+    async def keep_value(self, name: str, candidate: str) -> str:
+        async with self._connection() as db:
+            return await kept.keep_value(db, name, candidate)
+
+    async def save_push_subscription(self, subscription: PushSubscription) -> None:
+        async with self._connection() as db:
+            await kept.save_subscription(db, subscription)
+
+    async def delete_push_subscription(self, endpoint: str, *, person: str | None = None) -> bool:
+        async with self._connection() as db:
+            return await kept.delete_subscription(db, endpoint, person)
+
+    async def list_push_subscriptions(self, persons: Collection[str] | None = None) -> list[PushSubscription]:
+        async with self._connection() as db:
+            return await kept.select_subscriptions(db, persons)
 
     # -- the change feed (bot/replicas/postgres_feed.py) ---------------------------------------------------------------
 

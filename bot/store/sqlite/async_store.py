@@ -16,6 +16,7 @@ from bot.store.records import (
     Delivery,
     LearnedRule,
     NewDelivery,
+    PushSubscription,
     QuestionRecord,
     QuestionStatus,
     Resolution,
@@ -231,6 +232,18 @@ class SqliteStore:
 
     async def forget_rule(self, id: str) -> bool:
         return await self._write(lambda: self.sync.forget_rule(id))
+
+    async def keep_value(self, name: str, candidate: str) -> str:
+        return await self._write(lambda: self.sync.keep_value(name, candidate))
+
+    async def save_push_subscription(self, subscription: PushSubscription) -> None:
+        await self._write(lambda: self.sync.save_push_subscription(subscription))
+
+    async def delete_push_subscription(self, endpoint: str, *, person: str | None = None) -> bool:
+        return await self._write(lambda: self.sync.delete_push_subscription(endpoint, person=person))
+
+    async def list_push_subscriptions(self, persons: Collection[str] | None = None) -> list[PushSubscription]:
+        return self.sync.list_push_subscriptions(persons)
 
     async def history(
         self,

@@ -154,6 +154,23 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX webhook_deliveries_due ON webhook_deliveries (due_at) WHERE state = 'pending';
     """,
+    # Values made once and kept (`bot.store.sqlite.kept`): the web session secret and the Web Push key pair, so that
+    # a restart keeps them; and the browsers that asked for Web Push notifications, one row per device (its endpoint).
+    """
+    CREATE TABLE kept_values (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE push_subscriptions (
+        endpoint TEXT PRIMARY KEY,
+        person TEXT NOT NULL,
+        p256dh TEXT NOT NULL,
+        auth TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX push_subscriptions_by_person ON push_subscriptions (person);
+    """,
 )
 """Schema migrations; `MIGRATIONS[n]` takes `PRAGMA user_version` from n to n + 1. Only ever append."""
 

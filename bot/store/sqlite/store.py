@@ -28,6 +28,7 @@ from bot.store.records import (
     Delivery,
     LearnedRule,
     NewDelivery,
+    PushSubscription,
     QuestionRecord,
     QuestionStatus,
     Resolution,
@@ -36,6 +37,7 @@ from bot.store.records import (
     utc_now,
 )
 from bot.store.sqlite.file import StoreFile
+from bot.store.sqlite.kept import delete_subscription, keep_value, save_subscription, select_subscriptions
 from bot.store.sqlite.learned import delete_learned, insert_learned, select_learned
 from bot.store.sqlite.schema import APPLICATION_ID as APPLICATION_ID
 from bot.store.sqlite.schema import MIGRATIONS as MIGRATIONS
@@ -454,6 +456,24 @@ class Store(StoreFile):
         """Remove a learned rule; False when there is none with that id."""
         with self._write() as db:
             return delete_learned(db, id)
+
+    # -- values kept, Web Push subscriptions ---------------------------------------------------------------------------
+
+    def keep_value(self, name: str, candidate: str) -> str:
+        with self._write() as db:
+            return keep_value(db, name, candidate)
+
+    def save_push_subscription(self, subscription: PushSubscription) -> None:
+        with self._write() as db:
+            save_subscription(db, subscription)
+
+    def delete_push_subscription(self, endpoint: str, *, person: str | None = None) -> bool:
+        with self._write() as db:
+            return delete_subscription(db, endpoint, person)
+
+    def list_push_subscriptions(self, persons: Collection[str] | None = None) -> list[PushSubscription]:
+        with self._read() as db:
+            return select_subscriptions(db, persons)
 
     # -- events received ---------------------------------------------------------------------------------------------
 
