@@ -14,8 +14,10 @@ This class wires the parts together; each lives in its own module: `shown` (what
 from __future__ import annotations
 
 import secrets
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
 
+import anyio
 from aiohttp import web
 
 from bot.channels.base import Channel, Sent
@@ -34,6 +36,9 @@ from bot.web.settings import WebSettings
 from bot.web.shown import ShownQuestions
 from bot.web.sign_in import SignIn
 from bot.web.static_files import StaticFiles
+
+if TYPE_CHECKING:
+    from bot.web.push.web_push import WebPush
 
 
 class WebInbox(Channel):
@@ -71,9 +76,18 @@ class WebInbox(Channel):
         self._events = EventStream(self.shown)
         self._static = StaticFiles()
         self._app_shell = AppShell()
+        self.push: WebPush | None = None
+        """With `[web.push]`: new questions pushed to the devices of the people who may answer them."""
+        if settings.pushes and settings.push is not None and sign_in is not None:
+            from bot.web.push.web_push import WebPush  # its cryptography loads only when pushing
+
+            self.push = WebPush(self, settings.push, sign_in, sign_in.public_url)
+            self.offer_push()
 
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
         await self.shown.show(question)
+        if self.push is not None:
+            self.push.announce(question)
         return Sent(key=question.id)
 
     def links(self, base_url: str) -> dict[str, str]:
@@ -105,6 +119,8 @@ class WebInbox(Channel):
         self._app_shell.add_routes(app)  # public, as the static files are: browsers fetch them without cookies
         if self.sign_in is not None:
             self.sign_in.add_routes(app)
+        if self.push is not None:
+            self.push.add_routes(app)
 
     def url(self, base: str) -> str:
         """The link that opens the inbox and signs the browser in, e.g. `http://127.0.0.1:8765/?token=…`."""
@@ -112,9 +128,17 @@ class WebInbox(Channel):
 
     async def run(self) -> None:
         """Count the waiting questions again after other replicas' changes, a burst of them at once: this process
-        counts its own as it goes, but cannot tell how another replica's change moved the count."""
-        await self.shown.recount()
+        counts its own as it goes, but cannot tell how another replica's change moved the count. With `[web.push]`,
+        push new questions meanwhile."""
+        if self.push is None:
+            await self.shown.recount()
+            return
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.shown.recount)
+            group.start_soon(self.push.run)
 
     async def close(self) -> None:
         """End the open event streams (so the server stops at once) and stop watching the ledger."""
         self.shown.close()
+        if self.push is not None:
+            await self.push.close()

@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from bot.settings.durations import Duration
 from bot.settings.tables import ChannelSettings, EnvName, FieldProblem, Subscription
+from bot.web.push_settings import PushSettings
 from bot.web.sign_in_settings import SignInSettings
 
 
@@ -24,6 +25,23 @@ class WebSettings(ChannelSettings[WebSubscription]):
     session_secret_env: EnvName | None = None
     """The variable holding the key that signs session cookies; replicas sharing it share sessions."""
     session_lifetime: Duration = timedelta(hours=12)
+    push: PushSettings | None = None
+    """`[web.push]`: new questions pushed to signed-in people's devices; needs `[web.sign_in]` (a push goes to a
+    person)."""
+
+    @property
+    def pushes(self) -> bool:
+        return self.push is not None and self.push.enabled
+
+    @model_validator(mode="after")
+    def _check_push_has_people(self) -> WebSettings:
+        if self.pushes and self.sign_in is None:
+            raise FieldProblem(
+                "Web Push needs [web.sign_in]: a notification goes to a signed-in person; add [web.sign_in] or "
+                "remove [web.push]",
+                "push",
+            )
+        return self
 
     @model_validator(mode="after")
     def _check_approvals_have_people(self) -> WebSettings:

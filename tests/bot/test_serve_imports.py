@@ -31,9 +31,12 @@ UNUSED_BY_A_WEB_ONLY_SERVE = (
     "markdown_it",
     "claude_agent_sdk",
     "discord",
+    "py_vapid",
+    "http_ece",
 )
 """Top-level modules: the MCP SDK and what it pulls in, the channels a web-only config does not configure, the
-PostgreSQL driver, the Claude Agent SDK, and Discord's library (for the channel that is coming)."""
+PostgreSQL driver, the Claude Agent SDK, Discord's library (for the channel that is coming), and Web Push's
+cryptography (only with `[web.push]`)."""
 
 PROBE = """
 import json, os, signal, sys, threading, time, urllib.request
