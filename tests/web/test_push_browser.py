@@ -25,10 +25,15 @@ pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
 ENDPOINT = "http://127.0.0.1:9/push-service/device-1"
 FAKE_SUBSCRIPTION = {"endpoint": ENDPOINT, "expirationTime": None, "keys": {"p256dh": "BPub", "auth": "secret"}}
-STUB_PUSH_MANAGER = (
-    "(() => {\n  const made = "
-    + json.dumps(FAKE_SUBSCRIPTION)
-    + """;
+
+
+def stub_push_manager(subscription: dict[str, Any]) -> str:
+    """A script replacing Chromium's push subscription in the page (Chromium's needs a real push service) with one
+    whose `toJSON()` is `subscription`; it records what `subscribe` was given and whether it was unsubscribed."""
+    return (
+        "(() => {\n  const made = "
+        + json.dumps(subscription)
+        + """;
   let held = null;
   const subscription = {
     endpoint: made.endpoint,
@@ -45,8 +50,10 @@ STUB_PUSH_MANAGER = (
   PushManager.prototype.getSubscription = async function () { return held; };
 })();
 """
-)
-"""Chromium's push subscription, replaced in the page: a fake whose toJSON has a local endpoint."""
+    )
+
+
+STUB_PUSH_MANAGER = stub_push_manager(FAKE_SUBSCRIPTION)
 IPHONE = (
     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
     "Version/17.4 Mobile/15E148 Safari/604.1"
