@@ -15,7 +15,7 @@ def render_push_controls(csrf: str) -> str:
     """The controls; `csrf` goes with the page's subscription requests in an `X-CSRF-Token` header."""
     return (
         f'<section class="push" data-push data-csrf="{escape(csrf)}" aria-label="Notifications on this device" hidden>'
+        '<p class="hint" data-push-state role="status"></p>'
         '<button type="button" class="secondary" data-push-on hidden>Turn on notifications</button>'
-        '<button type="button" class="quiet" data-push-off hidden>Turn off notifications</button>'
-        '<p class="hint" data-push-state role="status"></p></section>'
+        '<button type="button" class="quiet" data-push-off hidden>Turn off notifications</button></section>'
     )
