@@ -29,6 +29,7 @@ from bot.web.answering import Answering
 from bot.web.bulk import BulkApproval
 from bot.web.event_stream import EventStream
 from bot.web.gate import Gate, TokenGate, guarded
+from bot.web.installable import AppShell
 from bot.web.pages import InboxPages
 from bot.web.render import NO_TITLES, Titles
 from bot.web.session import Sessions
@@ -79,12 +80,14 @@ class WebInbox(Channel):
         self._answering = Answering(self, self._auth, self.shown, self._pages)
         self._events = EventStream(self.shown)
         self._static = StaticFiles()
+        self._app_shell = AppShell()
         self.push: WebPush | None = None
         """With `[web.push]`: new questions pushed to the devices of the people who may answer them."""
         if settings.pushes and settings.push is not None and sign_in is not None:
             from bot.web.push.web_push import WebPush  # its cryptography loads only when pushing
 
             self.push = WebPush(self, settings.push, sign_in, sign_in.public_url)
+            self.offer_push()
 
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
         await self.shown.show(question)
@@ -103,9 +106,14 @@ class WebInbox(Channel):
         """Who may answer `question` in the inbox, by the current config (the answer form asks for a name then)."""
         return await self.replies.responders(question)
 
+    def offer_push(self, offered: bool = True) -> None:
+        """Offer signed-in people "Turn on notifications" on the inbox page: call it when the server sends Web Push
+        (`[web.push]`), whose routes (`/push/key`, `/push/subscriptions`) the page's script then uses."""
+        self._pages.push_offered = offered
+
     def add_routes(self, app: web.Application) -> None:
-        """Mount the inbox at `/` (with `/history`, `/events`, `/questions/{id}/card`, `/questions/{id}/answer` and
-        `/static/…`)."""
+        """Mount the inbox at `/` (with `/history`, `/events`, `/questions/{id}/card`, `/questions/{id}/answer`,
+        `/static/…`, and the installable app's `/manifest.webmanifest` and `/sw.js`)."""
         app.router.add_get("/", self._pages.inbox)  # it checks the gate itself: `?token=` signs a browser in
         app.router.add_get("/history", guarded(self._auth, self._pages.history))
         app.router.add_get("/events", guarded(self._auth, self._events.serve))
@@ -114,6 +122,7 @@ class WebInbox(Channel):
         app.router.add_post("/questions/{id}/answer", guarded(self._auth, self._answering.answer))
         app.router.add_post("/questions/approve", guarded(self._auth, BulkApproval(self, self._auth).approve))
         app.router.add_get("/static/{name}", self._static.serve)
+        self._app_shell.add_routes(app)  # public, as the static files are: browsers fetch them without cookies
         if self.sign_in is not None:
             self.sign_in.add_routes(app)
         if self.push is not None:

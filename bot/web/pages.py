@@ -30,6 +30,8 @@ class InboxPages:
         self.auth = auth
         self.shown = shown
         self.titles = titles
+        self.push_offered = False
+        """Whether signed-in people are offered notifications on their devices (the server sends Web Push)."""
 
     async def inbox(self, request: web.Request) -> web.StreamResponse:
         """`/`: the waiting questions; with `?token=`, the sign-in that leads there."""
@@ -97,6 +99,7 @@ class InboxPages:
             # Only the plans this person may approve: a box for one routed to others would only be refused.
             bulk=[card.record for card in cards if card.mine and approvable(card.record)],
             person_first=person is not None,
+            push=self.push_offered and person is not None,
         )
         return html_page(html, status)
 

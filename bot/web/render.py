@@ -15,8 +15,10 @@ from types import MappingProxyType
 from bot.channels.reject import words_label
 from bot.store.records import AuditEvent, QuestionRecord
 from bot.web.forms import OTHER, SKIP, FormData, choice_field, first, other_field
+from bot.web.installable import MANIFEST_PATH, THEME_COLOUR, THEME_COLOUR_DARK, icon_path
 from bot.web.markdown import render_markdown
 from bot.web.paging import Page, render_pager
+from bot.web.push_controls import PUSH_SCRIPT, render_push_controls
 from core import AskUserQuestionAnswerItem, AskUserQuestionItem
 
 Titles = Mapping[str, str]
@@ -67,11 +69,13 @@ def render_inbox(
     account: str = "",
     bulk: Sequence[QuestionRecord] = (),
     person_first: bool = False,
+    push: bool = False,
 ) -> str:
     """The inbox: `cards` (one page of the pending questions, newest first, and any form sent back with an error).
 
     `page` says how many questions wait in all and which of them these are; without it, the cards are all of them.
     `person_first` (signed in): the person's own come first, which the live script keeps when a question arrives.
+    `push` offers this device notifications (a signed-in person, on a server that sends Web Push).
     """
     if page is None:
         page = Page(waiting=sum(1 for card in cards if card.record.status == "pending"))
@@ -81,6 +85,8 @@ def render_inbox(
         '<p class="live" data-live hidden>Live</p></div>',
         '<div class="announcer visually-hidden" aria-live="polite" data-announcer></div>',
     ]
+    if push:
+        body.append(render_push_controls(csrf))
     if notice is not None:
         body.append(f'<p class="notice" role="status">{escape(notice)}</p>')
     if bulk:
@@ -99,7 +105,8 @@ def render_inbox(
     body.append(render_pager(page, "More pages"))
     body.append('<noscript><p class="hint">Reload the page to see new questions.</p></noscript>')
     title = f"({page.waiting:,}) handraise inbox" if page.waiting else "handraise inbox"
-    return _page(title, "".join(body), current="inbox", account=account)
+    scripts = (PUSH_SCRIPT,) if push else ()
+    return _page(title, "".join(body), current="inbox", account=account, scripts=scripts)
 
 
 def render_history(
@@ -154,21 +161,31 @@ def render_account(email: str, csrf: str) -> str:
     )
 
 
-def _page(title: str, body: str, *, current: str | None, account: str = "") -> str:
+def _page(title: str, body: str, *, current: str | None, account: str = "", scripts: Sequence[str] = ()) -> str:
     def link(name: str, href: str, text: str) -> str:
         here = ' aria-current="page"' if name == current else ""
         return f'<a href="{href}"{here}>{text}</a>'
 
     nav = "" if current is None else f'<nav aria-label="Views">{link("inbox", "/", "Inbox")}'
     nav += "" if current is None else f"{link('history', '/history', 'History')}</nav>"
+    script_tags = "".join(f'<script src="{escape(src)}" defer></script>' for src in ("/static/inbox.js", *scripts))
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta name="referrer" content="no-referrer"><title>{escape(title)}</title>'
-        '<link rel="stylesheet" href="/static/inbox.css"><script src="/static/inbox.js" defer></script></head>'
+        f'{_APP_HEAD}<link rel="stylesheet" href="/static/inbox.css">{script_tags}</head>'
         f'<body><header class="top"><p class="brand">handraise</p>{nav}{account}</header>'
         f"<main>{body}</main></body></html>"
     )
+
+
+_APP_HEAD = (
+    f'<link rel="manifest" href="{MANIFEST_PATH}">'
+    f'<meta name="theme-color" content="{THEME_COLOUR}" media="(prefers-color-scheme: light)">'
+    f'<meta name="theme-color" content="{THEME_COLOUR_DARK}" media="(prefers-color-scheme: dark)">'
+    f'<link rel="icon" type="image/png" href="{icon_path(192)}"><link rel="apple-touch-icon" href="{icon_path(192)}">'
+)
+"""What makes every page installable: the manifest, the title bar's colour (inbox.css `--surface`), the icons."""
 
 
 def _count(pending: int) -> str:

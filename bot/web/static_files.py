@@ -1,4 +1,4 @@
-"""The inbox's stylesheet and script, read once from the package and served from memory."""
+"""The inbox's stylesheet, scripts and icons, read once from the package and served from memory."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ from bot.web.auth import secured
 from bot.web.render import render_message
 from bot.web.responses import html_page
 
-STATIC_TYPES = {"inbox.css": "text/css", "inbox.js": "text/javascript"}
+STATIC_TYPES = {
+    "inbox.css": "text/css",
+    "inbox.js": "text/javascript",
+    "push.js": "text/javascript",
+    "icon-192.png": "image/png",
+    "icon-512.png": "image/png",
+}
+IMMUTABLE = frozenset({"icon-192.png", "icon-512.png"})
+"""Files a browser may keep a day without asking again: the icons change only with a new drawing."""
 
 
 class StaticFiles:
@@ -24,6 +32,8 @@ class StaticFiles:
         name = request.match_info["name"]
         if name not in STATIC_TYPES:
             return html_page(render_message("Not found", "There is no such file."), 404)
-        response = web.Response(body=self._files[name], content_type=STATIC_TYPES[name], charset="utf-8")
-        response.headers["Cache-Control"] = "no-cache"
+        kind = STATIC_TYPES[name]
+        text = kind.startswith("text/")
+        response = web.Response(body=self._files[name], content_type=kind, charset="utf-8" if text else None)
+        response.headers["Cache-Control"] = "public, max-age=86400" if name in IMMUTABLE else "no-cache"
         return secured(response)

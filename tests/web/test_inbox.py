@@ -94,6 +94,8 @@ async def test_pages_carry_the_strict_csp_and_load_only_their_own_files(client: 
         "/history",
         "/static/inbox.css",
         "/static/inbox.js",
+        "/manifest.webmanifest",
+        "/static/icon-192.png",
     }
 
 
