@@ -18,15 +18,14 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
 from bot.channels.base import Channel, DeliveryError, Sent
-from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, ReplyError, Unmatched
+from bot.channels.one_tap import Spent, answer_once
+from bot.channels.replies import Accepted, Ended, NotAllowed, Noted, Outcome, Unmatched
+from bot.channels.tap_tokens import TapTokenError, TapTokens
 from bot.ntfy import render
 from bot.ntfy.publisher import ADVICE, Publisher, PublishError
 from bot.ntfy.settings import NtfySettings, NtfySubscription
-from bot.ntfy.taps import TapError, signing_key, verify
-from bot.ntfy.taps import issue as issue_tap
 from bot.questions.routing import Route
 from bot.store.records import Delivery, QuestionRecord
-from core import AskUserQuestionAnswerItem
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +54,9 @@ class NtfyChannel(Channel):
         self.settings = settings
         self.public_url = public_url.rstrip("/")
         self.publisher = Publisher(settings.server, token)
-        self._key = signing_key(token)
+        # Taps are signed with a key derived from the ntfy token: every replica has it, it survives restarts, and
+        # rotating the token retires the taps still on phones (the person then opens the question instead).
+        self._taps = TapTokens(token, purpose="ntfy")
         self._titles = dict(titles or {})
 
     # --- the shared base's side ----------------------------------------------------------------------------------
@@ -67,7 +68,7 @@ class NtfyChannel(Channel):
         person = subscription.answerer
 
         def tap_token(index: int, option: int) -> str:
-            return issue_tap(self._key, question.id, index, option, person)
+            return self._taps.issue(question.id, person, choice=(index, option))
 
         message = render.render_question(question, subscription.topic, self.public_url, tap_token)
         try:
@@ -109,30 +110,19 @@ class NtfyChannel(Channel):
         if not isinstance(token, str):
             return _say(400, "This is not a handraise tap.")
         try:
-            tap = verify(self._key, token)
-        except TapError:
+            tap = self._taps.read(token)
+        except TapTokenError:
             log.warning("ntfy: a tap with a token handraise did not sign was refused")
+            return _say(403, "This tap is not valid. Nothing was changed.")
+        if tap.choice is None:
             return _say(403, "This tap is not valid. Nothing was changed.")
         # Found before the token is spent: a tap that beats its question's recording can be tried again.
         found = await self.replies.find(tap.question_id, tap.question_id)
         if found is None:
             return _reply(Unmatched(None, "tap", tap.question_id))
-        if not await self.ledger.store.first_sight(self.name, f"tap:{tap.nonce}", now=self.ledger.clock.now()):
+        outcome = await answer_once(self, tap, found, tap.choice, how="tap")
+        if isinstance(outcome, Spent):
             return _say(409, "This button was already used. Nothing was changed.")
-
-        def read(record: QuestionRecord, delivery: Delivery) -> Answer:
-            if not 0 <= tap.index < len(record.questions):
-                raise ReplyError("This button belongs to no question here; open the question instead.")
-            question = record.questions[tap.index]
-            options = question.options or []
-            if not 0 <= tap.option < len(options):
-                raise ReplyError("This button belongs to no option here; open the question instead.")
-            label = options[tap.option].label
-            return Answer({question.id: AskUserQuestionAnswerItem(id=question.id, selected=[label])})
-
-        outcome = await self.replies.answer(
-            tap.question_id, by=tap.person, how="tap", read=read, question_id=tap.question_id, found=found
-        )
         return _reply(outcome)
 
 

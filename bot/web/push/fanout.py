@@ -16,10 +16,10 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from bot.channels.base import Channel
+from bot.channels.tap_tokens import TapTokens, device_of
 from bot.store.errors import StoreUnavailable
 from bot.store.interface import AsyncStore
 from bot.store.records import PushSubscription, QuestionRecord
-from bot.web.push.answer_tokens import AnswerTokens
 from bot.web.push.encryption import encrypt, unb64
 from bot.web.push.notification import render_notification
 from bot.web.push.sender import PushSender
@@ -40,7 +40,7 @@ class Fanout:
         channel: Channel,
         store: AsyncStore,
         sender: PushSender,
-        tokens: AnswerTokens,
+        tokens: TapTokens,
         signed_in_allowed: Callable[[str], bool],
     ) -> None:
         self.channel = channel
@@ -104,7 +104,9 @@ class Fanout:
     async def _push_device(self, record: QuestionRecord, device: PushSubscription) -> None:
         async with self._at_once:
             try:
-                payload = render_notification(record, self.tokens.issue(record.id, device.person, device.endpoint))
+                payload = render_notification(
+                    record, self.tokens.issue(record.id, device.person, device=device_of(device.endpoint))
+                )
                 body = encrypt(payload, unb64(device.p256dh), unb64(device.auth))
                 outcome = await self.sender.send(device.endpoint, body)
                 if outcome.ending in ("refused", "gave up"):

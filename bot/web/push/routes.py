@@ -15,15 +15,15 @@ from typing import Any
 from aiohttp import web
 
 from bot.channels.base import Channel
-from bot.channels.replies import Accepted, Answer, Ended, NotAllowed, Noted, Outcome, Unreadable
+from bot.channels.one_tap import Spent, answer_once
+from bot.channels.replies import Accepted, Ended, NotAllowed, Noted, Outcome, Unreadable
+from bot.channels.tap_tokens import TapTokenError, TapTokens, device_of
 from bot.store.errors import StoreUnavailable
 from bot.store.interface import AsyncStore
-from bot.store.records import Delivery, PushSubscription, QuestionRecord
-from bot.web.push.answer_tokens import AnswerTokenError, AnswerTokens, device_of
+from bot.store.records import PushSubscription
 from bot.web.push.notification import option_of, tappable_options
 from bot.web.push.subscription_body import MAX_BODY, BadSubscription, parse_endpoint, parse_subscription
 from bot.web.sign_in import SignIn
-from core import AskUserQuestionAnswerItem
 
 log = logging.getLogger("handraise.web.push")
 
@@ -32,7 +32,7 @@ MAX_DEVICES = 20
 """Devices one person may subscribe: a phone, a tablet, a few browsers. More is a script, not a person."""
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Ready = Callable[[], Awaitable[tuple[str, AnswerTokens]]]
+Ready = Callable[[], Awaitable[tuple[str, TapTokens]]]
 """The VAPID public key and the answer tokens, once the kept key is read."""
 
 
@@ -151,7 +151,7 @@ class PushRoutes:
         _, tokens = await self.ready()
         try:
             token = tokens.read(header.removeprefix("Bearer ").strip())
-        except AnswerTokenError:
+        except TapTokenError:
             log.warning("web push: an answer with a token this server did not sign was refused")
             return say(401, "this answer token is not valid; nothing was changed")
         question_id = request.match_info["id"]
@@ -170,19 +170,9 @@ class PushRoutes:
             return _told(Ended(record))
         if option not in tappable_options(record):
             return say(400, "this button answers nothing here; open the question instead")
-        if not await self.store.first_sight(
-            self.channel.name, f"push:{token.nonce}", now=self.channel.ledger.clock.now()
-        ):
+        outcome = await answer_once(self.channel, token, found, (0, option), how="push")
+        if isinstance(outcome, Spent):
             return say(409, "this button was already used; nothing was changed")
-
-        def read(record: QuestionRecord, delivery: Delivery) -> Answer:
-            question = record.questions[0]
-            label = (question.options or [])[option].label
-            return Answer({question.id: AskUserQuestionAnswerItem(id=question.id, selected=[label])})
-
-        outcome = await self.channel.replies.answer(
-            question_id, by=token.person, how="push", read=read, question_id=question_id, found=found
-        )
         return _told(outcome)
 
     async def _subscribed(self, person: str, device: str) -> bool:

@@ -9,9 +9,9 @@ import anyio
 from aiohttp import web
 
 from bot.channels.base import Channel
+from bot.channels.tap_tokens import TapTokens
 from bot.store.errors import StoreUnavailable
 from bot.store.records import QuestionRecord
-from bot.web.push.answer_tokens import AnswerTokens
 from bot.web.push.fanout import QUEUED, Fanout
 from bot.web.push.keys import VapidKeys, kept_keys
 from bot.web.push.routes import PushRoutes
@@ -33,7 +33,7 @@ class WebPush:
         self.gate = gate
         self.public_url = public_url
         self._keys: VapidKeys | None = None
-        self._tokens: AnswerTokens | None = None
+        self._tokens: TapTokens | None = None
         self._reading = anyio.Lock()
         self._fanout: Fanout | None = None
         self._sender: PushSender | None = None
@@ -46,10 +46,10 @@ class WebPush:
             async with self._reading:
                 if self._keys is None:
                     self._keys = await kept_keys(self.channel.ledger.store, self.settings.subject)
-                    self._tokens = AnswerTokens(self._keys.secret)
+                    self._tokens = TapTokens(self._keys.secret, purpose="web push")
         return self._keys
 
-    async def ready(self) -> tuple[str, AnswerTokens]:
+    async def ready(self) -> tuple[str, TapTokens]:
         keys = await self.keys()
         assert self._tokens is not None
         return keys.public_key, self._tokens

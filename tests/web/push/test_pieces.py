@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.channels.tap_tokens import TapTokenError, TapTokens, device_of
 from bot.store.records import QuestionRecord
-from bot.web.push.answer_tokens import AnswerTokenError, AnswerTokens, device_of
 from bot.web.push.encryption import MAX_PLAINTEXT, PayloadTooLarge, encrypt
 from bot.web.push.keys import VapidKeys, new_private_key
 from bot.web.push.notification import option_of, render_notification, tappable_options
@@ -80,19 +80,19 @@ def test_any_question_fits_one_record(text: str, label: str) -> None:
 
 
 def test_answer_tokens_are_bound_and_signed() -> None:
-    tokens = AnswerTokens(b"k" * 32)
-    token = tokens.issue("q-1", "alice@example.org", "https://push.example/1")
+    tokens = TapTokens(b"k" * 32, purpose="web push")
+    token = tokens.issue("q-1", "alice@example.org", device=device_of("https://push.example/1"))
     read = tokens.read(token)
     assert (read.question_id, read.person, read.device) == (
         "q-1",
         "alice@example.org",
         device_of("https://push.example/1"),
     )
-    assert tokens.read(tokens.issue("q-1", "alice@example.org", "https://push.example/1")).nonce != read.nonce
-    with pytest.raises(AnswerTokenError):
-        AnswerTokens(b"another key" * 3).read(token)
+    assert tokens.read(tokens.issue("q-1", "alice@example.org", device=read.device)).nonce != read.nonce
+    with pytest.raises(TapTokenError):
+        TapTokens(b"another key" * 3, purpose="web push").read(token)
     for garbage in ("", ".", "a.b", "x" * 3000, "é", token.replace(".", "", 1)):
-        with pytest.raises(AnswerTokenError):
+        with pytest.raises(TapTokenError):
             tokens.read(garbage)
 
 
