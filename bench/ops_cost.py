@@ -1,15 +1,16 @@
 """What #32's operating features cost an API ask and an inbox answer: `handraise serve` from a commit before them
 beside the working tree, in one run, taking turns.
 
-Run: `uv run python bench/ops_cost.py [ROUNDS] [PER_ROUND] [--before REV]` (defaults 6, 2000, and `b95288c`: main
-just before #32's first merge, `ef5e9da^`). The commit's `bot` and `core` packages are unpacked with `git archive`
-into a temporary directory and run with this interpreter. Three servers start on fresh stores:
+Run: `uv run python bench/ops_cost.py [ROUNDS] [PER_ROUND] [--before REV] [--also REV]…` (defaults 6, 2000, and
+`b95288c`: main just before #32's first merge, `ef5e9da^`). The commit's `bot` and `core` packages are unpacked with
+`git archive` into a temporary directory and run with this interpreter. Three servers start on fresh stores:
 
 - `before`: the commit's code (no metrics, no audit chain, no webhook queue, no JSON logs);
 - `after`: the working tree as configured by default (metrics and the audit chain on; no webhook, so nothing is
   queued);
 - `after+json+webhook`: the working tree with `log_format = "json"` and one `[[webhooks]]` to a receiver in this
-  process that answers 204, so every answer also queues a delivery in its commit and the sender posts it.
+  process that answers 204, so every answer also queues a delivery in its commit and the sender posts it;
+- one more for each `--also REV`, run as `before` is (to find which commit between two made a difference).
 
 Each round asks PER_ROUND questions of each server with 32 clients, then answers them in the web inbox, the servers
 taking turns at going first, and waits 3 s after the answers (the sender polls its queue every 2 s). Prints, per
@@ -152,11 +153,17 @@ def main() -> None:
         at = args.index("--before")
         revision = args[at + 1]
         del args[at : at + 2]
+    also: list[str] = []
+    while "--also" in args:
+        at = args.index("--also")
+        also.append(args[at + 1])
+        del args[at : at + 2]
     rounds = int(args[0]) if len(args) > 0 else 6
     per_round = int(args[1]) if len(args) > 1 else 2000
     print(f"before: {revision}; after: the working tree; {rounds} rounds of {per_round} asks, then their answers")
     with tempfile.TemporaryDirectory() as tmp:
         code = unpack(revision, Path(tmp) / "code")
+        others = {rev: unpack(rev, Path(tmp) / f"code-{rev}") for rev in also}
 
         async def run() -> None:
             hook, url, received = await receiver()
@@ -168,6 +175,7 @@ def main() -> None:
                     f'log_format = "json"\n[[webhooks]]\nurl = "{url}"\nsecret_env = "{SECRET_ENV}"\n',
                     {SECRET_ENV: "bench-secret"},
                 ),
+                *((rev, "", {"PYTHONPATH": str(path)}) for rev, path in others.items()),
             ]
             processes: list[subprocess.Popen[str]] = []
             try:
