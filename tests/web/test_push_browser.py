@@ -11,15 +11,13 @@ from typing import Any
 
 import anyio
 import pytest
-from aiohttp import web
-from playwright.async_api import Browser, BrowserContext, Page, Worker, async_playwright, expect
+from playwright.async_api import Browser, BrowserContext, Page, Worker, expect
 
 from bot.questions.ledger import Ledger
 from bot.web import WebInbox
 from bot.web.session import SESSION_COOKIE
-from tests.system_packages import require_debian_package
+from tests.web.chromium import inbox_on_a_socket
 from tests.web.push_stand_in import ANSWER_TOKEN, PERSON, PushStandIn, sessions, signed_in_inbox
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -61,20 +59,6 @@ IPHONE = (
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def chromium() -> AsyncIterator[Browser]:
-    require_debian_package("chromium", CHROMIUM, why="the browser tests drive a real Chromium")
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield launched
-        await launched.close()
-
-
-@pytest.fixture
 async def stand_in() -> PushStandIn:
     return PushStandIn()
 
@@ -88,18 +72,8 @@ def push_inbox(ledger: Ledger) -> WebInbox:
 
 @pytest.fixture
 async def base_url(push_inbox: WebInbox, stand_in: PushStandIn, chromium: Browser) -> AsyncIterator[str]:
-    app = web.Application()
-    push_inbox.add_routes(app)
-    stand_in.add_routes(app)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    port = next(address[1] for address in runner.addresses if isinstance(address, tuple))
-    yield f"http://127.0.0.1:{port}"
-    for context in chromium.contexts:
-        await context.close()
-    await push_inbox.close()
-    await runner.cleanup()
+    async with inbox_on_a_socket(chromium, push_inbox, stand_in.add_routes) as started:
+        yield started
 
 
 async def signed_in(

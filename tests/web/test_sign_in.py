@@ -25,22 +25,11 @@ from bot.program import Running, running
 from bot.settings.errors import ConfigError
 from bot.web.gate import TokenGate
 from bot.web.paging import PAGE_SIZE
-from tests.web.oidc_provider import CLIENT_ID, CLIENT_SECRET, Provider, provider_running, unsigned
+from tests.web.oidc_provider import CLIENT_ID, CLIENT_SECRET, Provider, unsigned
 
 pytestmark = pytest.mark.anyio
 
 SESSION_SECRET = "one secret for every replica"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def provider() -> AsyncIterator[Provider]:
-    async with provider_running() as started:
-        yield started
 
 
 def config_text(provider: Provider, db: Path, *, extra: str = "") -> str:

@@ -4,38 +4,15 @@ replayed callback get pages that say why; the session on a second replica; "Wait
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
-from tests.system_packages import require_debian_package
-from tests.web.oidc_provider import Provider, provider_running, unsigned
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.web.oidc_provider import Provider, unsigned
 from tests.web.test_sign_in import FORGERIES, PLAN, answer, ask, browser, outcome, serving, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def provider() -> AsyncIterator[Provider]:
-    async with provider_running() as started:
-        yield started
-
-
-@pytest.fixture
-async def chromium() -> AsyncIterator[Browser]:
-    require_debian_package("chromium", CHROMIUM, why="the browser tests drive a real Chromium")
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield launched
-        await launched.close()
 
 
 async def new_page(chromium: Browser) -> Page:
