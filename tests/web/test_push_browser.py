@@ -103,6 +103,13 @@ async def controlling_worker(context: BrowserContext, page: Page) -> Worker:
     return context.service_workers[0]
 
 
+@pytest.fixture
+async def worker(chromium: Browser, base_url: str) -> Worker:
+    """The inbox's service worker, once it controls an inbox page of alice's, notifications allowed."""
+    context = await signed_in(chromium, base_url)
+    return await controlling_worker(context, await open_inbox(context, base_url))
+
+
 def notifications(worker: Worker) -> Any:
     return worker.evaluate(
         """self.registration.getNotifications().then((shown) => shown.map((one) => ({
@@ -246,9 +253,7 @@ async def test_without_push_the_page_offers_nothing_and_logs_no_error(
 # --- the worker's handlers ------------------------------------------------------------------------------------------
 
 
-async def test_a_push_shows_the_question_with_its_first_two_actions(chromium: Browser, base_url: str) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
+async def test_a_push_shows_the_question_with_its_first_two_actions(worker: Worker) -> None:
     await worker.evaluate("(question) => self.handraiseOnPush(question)", QUESTION)
     [shown] = await notifications(worker)
     assert (shown["title"], shown["body"], shown["tag"]) == ("deploy-bot asks", "Deploy to production?", "q-1")
@@ -258,11 +263,7 @@ async def test_a_push_shows_the_question_with_its_first_two_actions(chromium: Br
 
 
 @pytest.mark.parametrize("garbage", ["not json", None, [1, 2], {"title": "no id"}, {"id": 7}, 12])
-async def test_a_push_of_garbage_still_shows_a_generic_notification(
-    chromium: Browser, base_url: str, garbage: object
-) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
+async def test_a_push_of_garbage_still_shows_a_generic_notification(worker: Worker, garbage: object) -> None:
     await worker.evaluate("(payload) => self.handraiseOnPush(payload)", garbage)
     [shown] = await notifications(worker)
     assert (shown["title"], shown["actions"], shown["data"]) == ("A question is waiting", [], {"url": "/"})
@@ -282,11 +283,7 @@ SHOWING = """(count) => new Promise((done) => {
 @pytest.mark.parametrize(
     ("data", "title"), [(json.dumps(QUESTION), "deploy-bot asks"), ("{not json", "A question is waiting")]
 )
-async def test_the_push_listener_shows_what_the_push_carries(
-    chromium: Browser, base_url: str, data: str, title: str
-) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
+async def test_the_push_listener_shows_what_the_push_carries(worker: Worker, data: str, title: str) -> None:
     # A synthetic PushEvent reaches the real listener (whose waitUntil refuses an untrusted event, after the call).
     await worker.evaluate(
         """(data) => {
@@ -302,10 +299,8 @@ async def test_the_push_listener_shows_what_the_push_carries(
 
 
 async def test_the_click_listener_closes_the_notification_and_answers_its_action(
-    chromium: Browser, base_url: str, stand_in: PushStandIn
+    worker: Worker, stand_in: PushStandIn
 ) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
     await worker.evaluate("(question) => self.handraiseOnPush(question)", QUESTION)
     await worker.evaluate(
         """async () => {
@@ -325,11 +320,7 @@ async def test_the_click_listener_closes_the_notification_and_answers_its_action
     assert answered.headers["Authorization"] == f"Bearer {ANSWER_TOKEN}"
 
 
-async def test_an_action_answers_with_the_bearer_token_and_no_cookie(
-    chromium: Browser, base_url: str, stand_in: PushStandIn
-) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
+async def test_an_action_answers_with_the_bearer_token_and_no_cookie(worker: Worker, stand_in: PushStandIn) -> None:
     done = await worker.evaluate("(question) => self.handraiseOnClick(question, '1')", QUESTION)
     assert done == "answered"
     [answered] = stand_in.made("POST", "/push/answers/q-1")
@@ -347,11 +338,9 @@ OPEN_WINDOW_STUB = """() => {
 
 
 async def test_a_refused_answer_opens_the_question_instead(
-    chromium: Browser, base_url: str, stand_in: PushStandIn
+    worker: Worker, base_url: str, stand_in: PushStandIn
 ) -> None:
     stand_in.answer_status = 409  # answered elsewhere, or the token used already
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
     await worker.evaluate(OPEN_WINDOW_STUB)
     assert await worker.evaluate("(question) => self.handraiseOnClick(question, '0')", QUESTION) == "opened"
     assert await worker.evaluate("self.handraiseOpened") == [base_url + "/#card-q-1"]
@@ -359,10 +348,8 @@ async def test_a_refused_answer_opens_the_question_instead(
 
 
 async def test_a_click_on_the_body_opens_the_question_and_sends_no_answer(
-    chromium: Browser, base_url: str, stand_in: PushStandIn
+    worker: Worker, base_url: str, stand_in: PushStandIn
 ) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
     await worker.evaluate(OPEN_WINDOW_STUB)
     assert await worker.evaluate("(question) => self.handraiseOnClick(question, '')", QUESTION) == "opened"
     # An action the notification did not offer is a body click too; a foreign page is never opened.
@@ -372,20 +359,14 @@ async def test_a_click_on_the_body_opens_the_question_and_sends_no_answer(
     assert stand_in.made("POST", "/push/answers/q-1") == []
 
 
-async def test_an_answer_url_on_another_server_gets_no_token(
-    chromium: Browser, base_url: str, stand_in: PushStandIn
-) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
+async def test_an_answer_url_on_another_server_gets_no_token(worker: Worker, stand_in: PushStandIn) -> None:
     await worker.evaluate(OPEN_WINDOW_STUB)
     elsewhere = {**QUESTION, "answer_url": "https://evil.example/collect"}
     assert await worker.evaluate("(question) => self.handraiseOnClick(question, '0')", elsewhere) == "opened"
     assert stand_in.calls == []
 
 
-async def test_a_body_click_focuses_an_open_inbox_tab(chromium: Browser, base_url: str) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
+async def test_a_body_click_focuses_an_open_inbox_tab(worker: Worker, base_url: str) -> None:
     # Focusing needs the click's user activation, which a test cannot give: the attempt is what is checked.
     focused = await worker.evaluate(
         """async (question) => {
