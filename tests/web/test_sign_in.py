@@ -25,6 +25,7 @@ from bot.program import Running, running
 from bot.settings.errors import ConfigError
 from bot.web.gate import TokenGate
 from bot.web.paging import PAGE_SIZE
+from tests.web.helpers import PLAN_REVIEW
 from tests.web.oidc_provider import CLIENT_ID, CLIENT_SECRET, Provider, unsigned
 
 pytestmark = pytest.mark.anyio
@@ -424,14 +425,6 @@ def test_a_missing_client_secret_stops_the_config() -> None:
         parse_config(text, environ={})
 
 
-PLAN = {
-    "id": "plan",
-    "question": "Ship the migration plan?",
-    "header": "Plan review",
-    "detail": "1. Add the column\n2. Backfill",
-    "options": [{"label": "Approve"}, {"label": "Reject"}],
-    "intent": {"kind": "plan-review", "approve": "Approve"},
-}
 GO = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
 OPS_TO_OTHER_ORG = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
 """Questions of `ops-*` agents are for @other.org alone; all others for everyone."""
@@ -485,7 +478,7 @@ async def test_an_answer_records_the_signed_in_email_whatever_the_form_says(
 
 async def test_two_approvals_need_two_different_people(provider: Provider, tmp_path: Path) -> None:
     async with alice_signed_in(provider, tmp_path, TWO_APPROVALS) as (program, alice), browser() as bob:
-        question_id = await ask(program, alice, PLAN)
+        question_id = await ask(program, alice, PLAN_REVIEW)
         assert await answer(program, alice, question_id, 0, by="") == 303
         assert await answer(program, alice, question_id, 0, by="someone-else@example.org") == 303
         assert (await outcome(program, alice, question_id))["status"] == "pending"
@@ -565,7 +558,7 @@ async def test_waiting_for_you_lists_the_persons_questions_first_and_alone(provi
 async def test_bulk_approval_approves_each_selected_plan_under_the_persons_name(server: Running) -> None:
     async with browser() as alice:
         await sign_in(alice, server.base_url)
-        plans = [await ask(server, alice, PLAN | {"id": f"plan{n}"}) for n in range(3)]
+        plans = [await ask(server, alice, PLAN_REVIEW | {"id": f"plan{n}"}) for n in range(3)]
         plain = await ask(server, alice, GO)
         async with alice.get(server.base_url + "/") as inbox:
             page = await inbox.text()
@@ -641,8 +634,8 @@ async def test_the_live_count_of_waiting_for_you_is_the_persons(provider: Provid
 
 async def test_bulk_approval_lists_only_the_plans_the_person_may_approve(provider: Provider, tmp_path: Path) -> None:
     async with alice_signed_in(provider, tmp_path, OPS_TO_OTHER_ORG) as (program, alice):
-        hers = await ask(program, alice, PLAN | {"id": "plan-a"})
-        theirs = await ask(program, alice, PLAN | {"id": "plan-b"}, agent="ops-1")
+        hers = await ask(program, alice, PLAN_REVIEW | {"id": "plan-a"})
+        theirs = await ask(program, alice, PLAN_REVIEW | {"id": "plan-b"}, agent="ops-1")
         async with alice.get(program.base_url + "/") as inbox:
             page = await inbox.text()
         form = page.split('action="/questions/approve"', 1)[1].split("</form>", 1)[0]
@@ -658,7 +651,7 @@ async def test_handraise_history_json_shows_each_persons_email_as_actor(
     provider: Provider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     async with alice_signed_in(provider, tmp_path, TWO_APPROVALS) as (program, alice), browser() as bob:
-        question_id = await ask(program, alice, PLAN)
+        question_id = await ask(program, alice, PLAN_REVIEW)
         assert await answer(program, alice, question_id, 0, by="mallory@example.org") == 303
         await bob_signs_in(provider, program, bob)
         assert await answer(program, bob, question_id, 0, by="") == 303

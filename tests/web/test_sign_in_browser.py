@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, expect
 
+from tests.web.helpers import PLAN_REVIEW
 from tests.web.oidc_provider import Provider, unsigned
 from tests.web.test_sign_in import (
     FORGERIES,
     GO,
     OPS_TO_OTHER_ORG,
-    PLAN,
     TWO_APPROVALS,
     alice_signed_in,
     answer,
@@ -59,7 +59,7 @@ async def test_two_people_approve_a_plan_in_two_browsers(chromium: Browser, prov
         alice = await new_page(chromium)
         await alice.goto(program.base_url + "/")
         await expect(alice.locator("[data-live]")).to_have_text("Live")  # the event stream is connected
-        async with agent.post(program.base_url + "/v1/questions", json={"questions": [PLAN]}) as asked:
+        async with agent.post(program.base_url + "/v1/questions", json={"questions": [PLAN_REVIEW]}) as asked:
             question_id = str((await asked.json())["id"])
         provider.person = "bob@other.org"
         bob = await new_page(chromium)
@@ -151,7 +151,7 @@ async def test_waiting_for_you_and_approve_selected_in_chromium(
         page = await new_page(chromium)
         first = await ask(program, agent, GO)
         theirs = await ask(program, agent, GO, agent="ops-1")
-        plans = [await ask(program, agent, PLAN | {"id": f"plan{n}"}) for n in range(3)]
+        plans = [await ask(program, agent, PLAN_REVIEW | {"id": f"plan{n}"}) for n in range(3)]
         await page.goto(program.base_url + "/")
         cards = page.locator("article[data-question]")
         listed = await cards.evaluate_all("cards => cards.map(c => c.dataset.question)")

@@ -13,9 +13,10 @@ import anyio
 import pytest
 
 from bot.program import Running
+from tests.web.helpers import PLAN_REVIEW
 from tests.web.oidc_provider import Provider
 from tests.web.push.push_service import Device, PushService
-from tests.web.push.rig import CHOICE, PLAN, Person, ask, outcome, serving, signed_in, tap
+from tests.web.push.rig import CHOICE, Person, ask, outcome, serving, signed_in, tap
 
 pytestmark = pytest.mark.anyio
 
@@ -206,7 +207,7 @@ async def test_two_devices_of_one_person_give_one_approval(
         await alice.subscribe(phone)
         await alice.subscribe(laptop)
         await bob.subscribe(bobs)
-        question_id = await ask(program, PLAN)
+        question_id = await ask(program, PLAN_REVIEW)
         status, said = await tap(program, question_id, await token_for(push_service, phone, question_id))
         assert status == 200 and "1 of 2" in said["message"]
         status, said = await tap(program, question_id, await token_for(push_service, laptop, question_id))
