@@ -1,4 +1,4 @@
-"""What the Discord, Teams and Telegram rigs share: the channel installed as the only answerer on a fresh seam (a
+"""What the Discord, Slack, Teams and Telegram rigs share: the channel installed as the only answerer on a fresh seam (a
 ledger on SQLite in the test's directory, a fake clock, one agent entered), the client's sleeps recorded instead of
 waited, and asking or resuming a question in the background."""
 
@@ -18,7 +18,6 @@ from bot.questions.ledger import Ledger
 from bot.questions.routing import Router
 from bot.settings.tables import Subscription
 from bot.store.records import QuestionRecord
-from bot.store.sqlite.async_store import SqliteStore
 from core import (
     AbortSignal,
     Agent,
@@ -29,7 +28,7 @@ from core import (
     UserQuestionService,
 )
 from tests.background_ask import Asked, ask_in_background
-from tests.bot.fakes import sync_store
+from tests.bot.fakes import make_ledger, sync_store
 from tests.fake_clock import FakeClock
 
 
@@ -49,8 +48,7 @@ def install_on_a_seam(
 ) -> tuple[Ledger, FakeClock, Context]:
     """`channel` as the only answerer of a fresh seam whose ledger keeps `tmp_path/handraise.db` (the same path
     twice: a restart), with `agent` entered."""
-    clock = FakeClock()
-    ledger = Ledger(SqliteStore.open(tmp_path / "handraise.db"), clock)
+    ledger, clock = make_ledger(tmp_path)
     ctx = Context()
     ctx.plugin(AgentRegistry)
     ctx.plugin(UserQuestionService)
@@ -69,7 +67,6 @@ class ChannelRig:
     ctx: Context
     agent: Agent
     tasks: TaskGroup
-    waits: Waits
 
     def ask(
         self, *questions: AskUserQuestionItem, agent: Agent | bool | None = True, signal: AbortSignal | None = None
@@ -91,7 +88,8 @@ class ChannelRig:
         return sync_store(self.ledger.store).list_questions(limit=1)[0].id
 
     async def until(self, predicate: Any, seconds: float = 5) -> None:
-        """Wait for the channel to act on what the fake delivered (it may poll for it first)."""
+        """Wait until `predicate()` holds: a channel finishes its work after the request that brought it was
+        acknowledged, or first polls for it."""
         with anyio.fail_after(seconds):
             while not predicate():
                 await anyio.sleep(0.005)

@@ -32,6 +32,7 @@ REVIEWERS = "1300000000000000077"
 class DiscordRig(ChannelRig):
     fake: FakeDiscord
     channel: DiscordChannel
+    waits: Waits
 
     async def sent(self, count: int = 1) -> str:
         """The id of the `count`-th question message the bot sent (one with controls), once it has been."""
@@ -88,4 +89,4 @@ def _start(fake: FakeDiscord, tasks: TaskGroup, tmp_path: Path, subscriptions: l
     channel = DiscordChannel(settings, token=TOKEN, sleep=waits)
     agent = Agent("dc-deploy-7", name="deploy-bot")
     ledger, clock, ctx = install_on_a_seam(channel, "discord", settings.subscriptions, tmp_path, agent)
-    return DiscordRig(ledger, clock, ctx, agent, tasks, waits, fake=fake, channel=channel)
+    return DiscordRig(ledger, clock, ctx, agent, tasks, fake=fake, channel=channel, waits=waits)

@@ -30,6 +30,7 @@ ENVIRON = {"TEAMS_APP_ID": APP_ID, "TEAMS_APP_PASSWORD": APP_PASSWORD}
 class TeamsRig(ChannelRig):
     fake: FakeTeams
     channel: TeamsChannel
+    waits: Waits
 
     async def posted(self, count: int = 1) -> str:
         """The activity id of the `count`-th card posted, once it has been."""
@@ -75,7 +76,7 @@ async def teams_rig(
         fake.bot_url = f"http://{host}:{port}{MESSAGES_PATH}"
         try:
             async with anyio.create_task_group() as tasks:
-                rig = TeamsRig(ledger, clock, ctx, agent, tasks, waits, fake=fake, channel=channel)
+                rig = TeamsRig(ledger, clock, ctx, agent, tasks, fake=fake, channel=channel, waits=waits)
                 tasks.start_soon(channel.run)
                 yield rig
                 ledger.close()  # stopping is not the agents' cancelling: their questions stay pending

@@ -33,6 +33,7 @@ MALLORY = user(666, "Mallory")
 class TelegramRig(ChannelRig):
     fake: FakeTelegram
     channel: TelegramChannel
+    waits: Waits
 
     async def sent(self, count: int = 1) -> tuple[int, int]:
         """The (chat, message id) of the `count`-th message sent, once it has been."""
@@ -97,4 +98,4 @@ def _start(
     channel = TelegramChannel(settings, bot=bot, poll_seconds=1, sleep=waits, webhook_secret=webhook_secret)
     agent = Agent("deploy-7", name="deploy-bot")
     ledger, clock, ctx = install_on_a_seam(channel, "telegram", settings.subscriptions, tmp_path, agent)
-    return TelegramRig(ledger, clock, ctx, agent, tasks, waits, fake=fake, channel=channel)
+    return TelegramRig(ledger, clock, ctx, agent, tasks, fake=fake, channel=channel, waits=waits)
