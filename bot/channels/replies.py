@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import anyio
 
+from bot.channels.addresses import address_matches, normal_address
 from bot.channels.in_flight import DeliveriesInFlight, until_recorded
 from bot.errors import BotErrorCode, HandraiseError
 from bot.questions.answers import AnswerError
@@ -158,16 +159,8 @@ def is_allowed(person: str, responders: Sequence[str], groups: Mapping[str, froz
     a `@domain` entry for an address at that domain, or a group in `groups` (by entry) that holds them."""
     if not responders:
         return True
-    wanted = person.strip().casefold()
-    local, _, domain = wanted.rpartition("@")
-    has_domain = wanted.count("@") == 1 and bool(local) and bool(domain)
     for entry in responders:
-        allowed = entry.strip().casefold()
-        # A `@domain` entry matches addresses at that domain only: never a person who calls themself "@domain".
-        if allowed.startswith("@"):
-            if has_domain and allowed[1:] == domain:
-                return True
-        elif wanted and wanted == allowed:
+        if address_matches(entry, person):
             return True
         if groups is not None and person in groups.get(entry, frozenset()):
             return True
@@ -390,7 +383,7 @@ class Replies:
         return _resolved(resolution.won, resolution.record)
 
     async def _approve(self, record: QuestionRecord, item: AskUserQuestionAnswerItem, by: str, needed: int) -> Outcome:
-        identity = (await self.channel.identity(by)).strip().casefold()
+        identity = normal_address(await self.channel.identity(by))
         via = self.channel.name
         result = await self.ledger.approve(record.id, item, by=by, via=via, identity=identity, needed=needed)
         resolution = result.resolution

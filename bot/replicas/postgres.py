@@ -221,6 +221,11 @@ class PostgresReplica:
             row = await cursor.fetchone()
         except psycopg.Error:
             row = None
+        except BaseException:
+            # Cancelled while asking (the program stopping): the connection is nobody's, so it is closed here.
+            with anyio.CancelScope(shield=True):
+                await connection.close()
+            raise
         if row is None or not row[0]:
             await connection.close()
             return None

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
+from bot.channels.addresses import address_matches
 from bot.settings.tables import EnvName, Table, non_empty, quote_value
 
 _URL = re.compile(r"https?://(\[[0-9A-Fa-f:.]+\]|[^/\s:@\[\]?#]+)(:[0-9]{1,5})?(/[^\s?#]*)?")
@@ -50,13 +51,6 @@ class SignInSettings(Table):
 
 
 def matches(entries: list[str], email: str) -> bool:
-    """Whether `email` is one of `entries` (addresses, or `@domain` for everyone at exactly that domain)."""
-    email = email.strip().lower()
-    local, at, domain = email.rpartition("@")
-    if not local or not at or not domain:
-        return False
-    for entry in entries:
-        entry = entry.lower()
-        if entry == email or (entry.startswith("@") and entry[1:] == domain):
-            return True
-    return False
+    """Whether `email` is one of `entries` (addresses, or `@domain` for everyone at exactly that domain), by the rule
+    every channel's responders follow (`bot.channels.addresses`)."""
+    return "@" in email.strip() and any(address_matches(entry, email) for entry in entries)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.store.interface import AsyncStore
+from bot.store.postgres.store import PostgresStore
 from bot.store.records import AgentRef, QuestionRecord
+from bot.store.sqlite.async_store import SqliteStore
 from core import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
@@ -20,6 +26,25 @@ T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 
 Opener = Callable[[], Awaitable[AsyncStore]]
 """Opens another store on the same database (another process, another replica)."""
+
+
+@asynccontextmanager
+async def store_opener(request: pytest.FixtureRequest, path: Path) -> AsyncIterator[Opener]:
+    """For a fixture parametrized by backend ("sqlite" or "postgres"): opens stores on one database, the SQLite file
+    at `path` or the test's PostgreSQL database, and closes every store it opened at the end."""
+    opened: list[AsyncStore] = []
+    url = str(request.getfixturevalue("postgres_url")) if request.param == "postgres" else None
+
+    async def open_one() -> AsyncStore:
+        store = SqliteStore.open(path) if url is None else await PostgresStore.open(url, wait_seconds=2)
+        opened.append(store)
+        return store
+
+    try:
+        yield open_one
+    finally:
+        for store in opened:
+            await store.close()
 
 
 def two_questions() -> list[AskUserQuestionItem]:

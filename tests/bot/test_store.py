@@ -600,3 +600,29 @@ def test_resolving_with_the_current_copy_gives_the_same_record_as_without(store:
     store.create_question(current)
     resolution = store.resolve(current.id, "answered", answer=answer(), by="alice", via="web", seen=current)
     assert resolution.record == store.get_question(current.id)
+
+
+def test_resolving_copies_of_more_questions_than_the_store_keeps_the_json_of(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("bot.store.sqlite.store.WRITTEN_KEPT", 2)
+    asked = [record() for _ in range(4)]
+    for each in asked:
+        store.create_question(each)
+    for each in asked:  # the first two were asked before the last two: their JSON is serialised again
+        resolution = store.resolve(each.id, "answered", answer=answer(), by="alice", via="web", seen=each)
+        assert resolution.won
+        assert resolution.record == store.get_question(each.id)
+
+
+def test_a_question_asked_in_a_group_with_a_write_that_failed_resolves_from_its_copy(store: Store) -> None:
+    kept, twice = record(), record()
+    store.create_question(twice)
+
+    def fails() -> None:
+        store.create_question(twice)  # its id is taken: this write alone is undone
+
+    outcomes = store.write_together([lambda: store.create_question(kept), fails])
+    assert outcomes[0] == (None, None) and isinstance(outcomes[1][1], StoreError)
+    resolution = store.resolve(kept.id, "answered", answer=answer(), by="alice", via="web", seen=kept)
+    assert resolution.won and resolution.record == store.get_question(kept.id)

@@ -16,7 +16,6 @@ import pytest
 
 from bot.store.errors import StoreError
 from bot.store.interface import AsyncStore
-from bot.store.postgres.store import PostgresStore
 from bot.store.records import (
     REMIND_AT_KEY,
     REMINDED_KEY,
@@ -27,10 +26,9 @@ from bot.store.records import (
     QuestionRecord,
     Resolution,
 )
-from bot.store.sqlite.async_store import SqliteStore
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem, AskUserQuestionOption
 
-from .store_backends import T0, Opener, answer, kinds_of, record
+from .store_backends import T0, Opener, answer, kinds_of, record, store_opener
 
 pytestmark = pytest.mark.anyio
 
@@ -38,26 +36,8 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(params=["sqlite", "postgres"])
 async def reopen(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Opener]:
     """Opens a store on this test's database; every store opened is closed after the test."""
-    opened: list[AsyncStore] = []
-    if request.param == "sqlite":
-        path = tmp_path / "state" / "handraise.db"
-
-        async def open_one() -> AsyncStore:
-            store = SqliteStore.open(path)
-            opened.append(store)
-            return store
-
-    else:
-        url = cast(str, request.getfixturevalue("postgres_url"))
-
-        async def open_one() -> AsyncStore:
-            store = await PostgresStore.open(url, wait_seconds=2)
-            opened.append(store)
-            return store
-
-    yield open_one
-    for store in opened:
-        await store.close()
+    async with store_opener(request, tmp_path / "state" / "handraise.db") as opener:
+        yield opener
 
 
 @pytest.fixture

@@ -6,43 +6,22 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
-from typing import cast
 
 import anyio
 import pytest
 
 from bot.store.interface import AsyncStore
-from bot.store.postgres.store import PostgresStore
 from bot.store.records import PushSubscription
-from bot.store.sqlite.async_store import SqliteStore
 
-from .store_backends import T0, Opener
+from .store_backends import T0, Opener, store_opener
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 async def reopen(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Opener]:
-    opened: list[AsyncStore] = []
-    if request.param == "sqlite":
-        path = tmp_path / "state" / "handraise.db"
-
-        async def open_one() -> AsyncStore:
-            store = SqliteStore.open(path)
-            opened.append(store)
-            return store
-
-    else:
-        url = cast(str, request.getfixturevalue("postgres_url"))
-
-        async def open_one() -> AsyncStore:
-            store = await PostgresStore.open(url, wait_seconds=2)
-            opened.append(store)
-            return store
-
-    yield open_one
-    for store in opened:
-        await store.close()
+    async with store_opener(request, tmp_path / "state" / "handraise.db") as opener:
+        yield opener
 
 
 def device(n: int, person: str = "ada@example.org") -> PushSubscription:

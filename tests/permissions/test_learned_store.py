@@ -6,7 +6,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import cast
 
 import anyio
 import psycopg
@@ -20,11 +19,10 @@ from bot.store.postgres.schema import MIGRATIONS as PG_MIGRATIONS
 from bot.store.postgres.schema import SCHEMA_VERSION as PG_SCHEMA_VERSION
 from bot.store.postgres.store import PostgresStore
 from bot.store.records import AgentRef, QuestionRecord
-from bot.store.sqlite.async_store import SqliteStore
 from bot.store.sqlite.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, statements
 from bot.store.sqlite.store import Store
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem, AskUserQuestionItem
-from tests.bot.store_backends import Opener
+from tests.bot.store_backends import Opener, store_opener
 
 pytestmark = pytest.mark.anyio
 
@@ -33,26 +31,8 @@ PERMISSION = Permission(agent="codex", project="shop", tool="Bash", kind="shell"
 
 @pytest.fixture(params=["sqlite", "postgres"])
 async def reopen(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Opener]:
-    opened: list[AsyncStore] = []
-    if request.param == "sqlite":
-        path = tmp_path / "handraise.db"
-
-        async def open_one() -> AsyncStore:
-            store = SqliteStore.open(path)
-            opened.append(store)
-            return store
-
-    else:
-        url = cast(str, request.getfixturevalue("postgres_url"))
-
-        async def open_one() -> AsyncStore:
-            store = await PostgresStore.open(url, wait_seconds=2)
-            opened.append(store)
-            return store
-
-    yield open_one
-    for store in opened:
-        await store.close()
+    async with store_opener(request, tmp_path / "handraise.db") as opener:
+        yield opener
 
 
 @pytest.fixture

@@ -64,6 +64,11 @@ class Store(StoreFile):
     webhooks: tuple[WebhookTarget, ...] = ()
     """The webhooks whose deliveries asks and resolutions queue in their own transaction (`bot.webhooks`)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._written: dict[str, tuple[QuestionRecord, str]] = {}
+        """The JSON of records this store wrote, by question id, with the record it is of (see `_json_of`)."""
+
     # -- questions -------------------------------------------------------------------------------------------------
 
     def create_question(self, record: QuestionRecord, delivery: NewDelivery | None = None) -> None:
@@ -87,6 +92,7 @@ class Store(StoreFile):
                 )
             except sqlite3.IntegrityError:
                 raise StoreError(f"question {question_id} already exists in the store") from None
+            self._wrote(record, stored)
             if self.webhooks and (urls := queued_for(self.webhooks, "asked")):
                 queue_deliveries(db, urls, question_id, "asked", stored, record.created_at)
             if delivery is None:
@@ -208,24 +214,27 @@ class Store(StoreFile):
         update |= {"resolved_at": utc_now(), "error_code": error_code, "error_message": error_message}
         with self._write() as db:
             resolved: QuestionRecord | None = None
+            resolved_json = ""  # the JSON stored for `resolved`, once it is set: also what a webhook delivery holds
             if seen is not None and seen.id == id and seen.status == "pending":
                 # Usually the caller's record is still the stored one: then one UPDATE that requires exactly it both
                 # checks that and resolves, without reading the record first. Else, the long way below.
                 candidate = seen.model_copy(update=update)
+                resolved_json = _record_json(candidate)
                 cursor = db.execute(
                     "UPDATE questions SET status = ?, record_json = ? "
                     "WHERE id = ? AND status = 'pending' AND record_json = ?",
-                    (status, _record_json(candidate), id, _record_json(seen)),
+                    (status, resolved_json, id, self._json_of(seen)),
                 )
                 if cursor.rowcount == 1:
                     resolved = candidate
             if resolved is None:
                 record = _require_question(db, id, seen)
                 candidate = record.model_copy(update=update)
+                resolved_json = _record_json(candidate)
                 # The write lock already serialises resolvers; the status guard keeps the rule in the statement.
                 cursor = db.execute(
                     "UPDATE questions SET status = ?, record_json = ? WHERE id = ? AND status = 'pending'",
-                    (status, _record_json(candidate), id),
+                    (status, resolved_json, id),
                 )
                 if cursor.rowcount != 1:
                     if answer_wire is not None:
@@ -235,10 +244,11 @@ class Store(StoreFile):
             if learn is not None:
                 insert_learned(db, learn)
             if self.webhooks and (urls := queued_for(self.webhooks, status)):
-                queue_deliveries(db, urls, id, status, _record_json(resolved), update["resolved_at"])
+                queue_deliveries(db, urls, id, status, resolved_json, update["resolved_at"])
             # Each final status is audited under the kind of the same name.
             detail = {"code": error_code, "message": error_message} if answer_wire is None else {"answer": answer_wire}
             self._append(db, id, cast(AuditKind, status), via, by, detail)
+            self._written.pop(id, None)  # ended: nobody resolves it again from what they last saw
             return Resolution(won=True, record=resolved)
 
     # -- deliveries ------------------------------------------------------------------------------------------------
@@ -550,7 +560,28 @@ class Store(StoreFile):
 
     def _rolled_back(self) -> None:
         self._chain_head = (0, None)
+        self._written.clear()  # a record written in what was undone is not stored after all
 
+    def _wrote(self, record: QuestionRecord, stored: str) -> None:
+        """Keep the JSON `record` was stored as, for the resolution that usually follows (the oldest go first)."""
+        written = self._written
+        written[record.id] = (record, stored)
+        if len(written) > WRITTEN_KEPT:
+            del written[next(iter(written))]
+
+    def _json_of(self, record: QuestionRecord) -> str:
+        """`record` as the store writes it: the text kept when this store wrote that very record (records are
+        frozen, so it still reads the same), else serialised again. An answer's resolution compares the stored row
+        with the record its channel holds, usually the one its ask stored: one serialisation fewer per answer."""
+        kept = self._written.get(record.id)
+        if kept is not None and kept[0] is record:
+            return kept[1]
+        return _record_json(record)
+
+
+WRITTEN_KEPT = 4096
+"""Records whose stored JSON `Store` keeps for their resolution: the pending ones an answer usually comes for, a
+bounded memory when a replica holds many more (the others are serialised again when resolved)."""
 
 _Row = tuple[str, str | None, str, str | None, str | None, str]
 """An audit row before it is chained: at, question_id, kind, channel, actor, detail_json."""

@@ -42,12 +42,14 @@ class Fanout:
         sender: PushSender,
         tokens: AnswerTokens,
         signed_in_allowed: Callable[[str], bool],
+        base_url: str = "",
     ) -> None:
         self.channel = channel
         self.store = store
         self.sender = sender
         self.tokens = tokens
         self.signed_in_allowed = signed_in_allowed
+        self.base_url = base_url.rstrip("/")
         send, receive = anyio.create_memory_object_stream[QuestionRecord](QUEUED)
         self._send: MemoryObjectSendStream[QuestionRecord] = send
         self._receive: MemoryObjectReceiveStream[QuestionRecord] = receive
@@ -104,7 +106,9 @@ class Fanout:
     async def _push_device(self, record: QuestionRecord, device: PushSubscription) -> None:
         async with self._at_once:
             try:
-                payload = render_notification(record, self.tokens.issue(record.id, device.person, device.endpoint))
+                payload = render_notification(
+                    record, self.tokens.issue(record.id, device.person, device.endpoint), self.base_url
+                )
                 body = encrypt(payload, unb64(device.p256dh), unb64(device.auth))
                 outcome = await self.sender.send(device.endpoint, body)
                 if outcome.ending in ("refused", "gave up"):

@@ -80,9 +80,10 @@ def body_of(record: QuestionRecord) -> str:
     return "\n".join(parts)
 
 
-def render_notification(record: QuestionRecord, answer_token: str) -> bytes:
+def render_notification(record: QuestionRecord, answer_token: str, base_url: str = "") -> bytes:
     """The push payload for `record` (UTF-8 JSON within one record). `answer_token` is the device's own token; with
-    no button it is still sent (the worker ignores it)."""
+    no button it is still sent (the worker ignores it). `base_url` (`[server] public_url`) makes the links absolute;
+    without it they are relative to the inbox, which the worker resolves against its own origin."""
     options = record.questions[0].options or [] if record.questions else []
     actions = [
         {"action": action_id(n), "title": _cut(options[n].label, MAX_ACTION_TITLE)} for n in tappable_options(record)
@@ -92,9 +93,9 @@ def render_notification(record: QuestionRecord, answer_token: str) -> bytes:
         "title": title_of(record),
         "body": "",
         "actions": actions,
-        "answer_url": answer_url(record.id),
+        "answer_url": base_url + answer_url(record.id),
         "answer_token": answer_token,
-        "url": question_url(record.id),
+        "url": base_url + question_url(record.id),
     }
     room = MAX_PLAINTEXT - len(_encode(message))
     message["body"] = _fit(body_of(record), room)

@@ -77,7 +77,14 @@ class WebPush:
                 await anyio.sleep(KEY_RETRY_SECONDS)
         assert self._tokens is not None
         self._sender = PushSender(keys)
-        fanout = Fanout(self.channel, self.channel.ledger.store, self._sender, self._tokens, self.gate.settings.allows)
+        fanout = Fanout(
+            self.channel,
+            self.channel.ledger.store,
+            self._sender,
+            self._tokens,
+            self.gate.settings.allows,
+            self.public_url or "",
+        )
         for record in self._early:
             fanout.announce(record)
         self._early.clear()

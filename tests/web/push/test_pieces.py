@@ -165,3 +165,12 @@ def test_a_kept_key_of_another_kind_is_refused() -> None:
         )
         with pytest.raises(VapidKeyError):
             VapidKeys(b64(der), "mailto:ops@example.org")
+
+
+def test_links_are_absolute_under_public_url_and_relative_without_it() -> None:
+    question = record({"id": "a", "question": "Ship?", "options": options("yes", "no")})
+    relative = json.loads(render_notification(question, "token"))
+    absolute = json.loads(render_notification(question, "token", "https://handraise.example.org"))
+    assert relative["answer_url"].startswith("/") and relative["url"].startswith("/")
+    assert absolute["answer_url"] == "https://handraise.example.org" + relative["answer_url"]
+    assert absolute["url"] == "https://handraise.example.org" + relative["url"]
