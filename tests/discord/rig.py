@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,25 +12,12 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
-from bot.channels.base import install_channel
 from bot.discord.channel import DiscordChannel
 from bot.discord.settings import DiscordSettings, DiscordSubscription
-from bot.questions.ledger import Ledger
-from bot.questions.routing import Router
-from bot.store.records import QuestionRecord
-from bot.store.sqlite.async_store import SqliteStore
 from core import (
-    AbortSignal,
     Agent,
-    AgentRegistry,
-    AskUserQuestionItem,
-    AskUserQuestionRequest,
-    Context,
-    UserQuestionService,
 )
-from tests.background_ask import Asked, ask_in_background
-from tests.bot.fakes import sync_store
-from tests.fake_clock import FakeClock
+from tests.channel_rig import ChannelRig, Waits, install_on_a_seam
 
 from .fake_discord import CHANNEL_ID, TOKEN, FakeDiscord, fake_discord, user
 
@@ -42,33 +29,10 @@ REVIEWERS = "1300000000000000077"
 
 
 @dataclass
-class Waits:
-    """The client's sleeps, recorded instead of waited (a retry_after of 30 s takes no time in a test)."""
-
-    seconds: list[float] = field(default_factory=list[float])
-
-    async def __call__(self, seconds: float) -> None:
-        self.seconds.append(seconds)
-        await anyio.lowlevel.checkpoint()
-
-
-@dataclass
-class DiscordRig:
+class DiscordRig(ChannelRig):
     fake: FakeDiscord
     channel: DiscordChannel
-    ledger: Ledger
-    clock: FakeClock
-    ctx: Context
-    tasks: TaskGroup
-    agent: Agent
     waits: Waits
-
-    def ask(
-        self, *questions: AskUserQuestionItem, agent: Agent | bool | None = True, signal: AbortSignal | None = None
-    ) -> Asked:
-        chosen = self.agent if agent is True else None if agent is False else agent
-        request = AskUserQuestionRequest(questions=list(questions), agent=chosen, signal=signal)
-        return ask_in_background(self.tasks, self.ctx, request)
 
     async def sent(self, count: int = 1) -> str:
         """The id of the `count`-th question message the bot sent (one with controls), once it has been."""
@@ -84,20 +48,6 @@ class DiscordRig:
 
     def message(self, message_id: str) -> dict[str, Any]:
         return self.fake.messages[message_id]
-
-    def resume(self, record: QuestionRecord) -> Asked:
-        agent = self.agent if record.agent is not None and record.agent.id == self.agent.id else None
-        request = AskUserQuestionRequest(questions=record.questions, agent=agent)
-        self.ledger.bind(request, record)
-        return ask_in_background(self.tasks, self.ctx, request)
-
-    def question_id(self) -> str:
-        return sync_store(self.ledger.store).list_questions(limit=1)[0].id
-
-    async def until(self, predicate: Any, seconds: float = 5) -> None:
-        with anyio.fail_after(seconds):
-            while not predicate():
-                await anyio.sleep(0.005)
 
 
 def subscription(**fields: Any) -> DiscordSubscription:
@@ -137,13 +87,6 @@ def _start(fake: FakeDiscord, tasks: TaskGroup, tmp_path: Path, subscriptions: l
     )
     waits = Waits()
     channel = DiscordChannel(settings, token=TOKEN, sleep=waits)
-    clock = FakeClock()
-    ledger = Ledger(SqliteStore.open(tmp_path / "handraise.db"), clock)
-    ctx = Context()
-    ctx.plugin(AgentRegistry)
-    ctx.plugin(UserQuestionService)
-    install_channel(ctx, channel, Router(["discord"], {"discord": settings.subscriptions}), ledger)
     agent = Agent("dc-deploy-7", name="deploy-bot")
-    assert ctx.agents is not None
-    ctx.agents.enter(agent)
-    return DiscordRig(fake, channel, ledger, clock, ctx, tasks, agent, waits)
+    ledger, clock, ctx = install_on_a_seam(channel, "discord", settings.subscriptions, tmp_path, agent)
+    return DiscordRig(ledger, clock, ctx, agent, tasks, fake=fake, channel=channel, waits=waits)

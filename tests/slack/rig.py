@@ -11,56 +11,28 @@ from typing import Any
 import aiohttp
 import anyio
 from aiohttp import web
-from anyio.abc import TaskGroup
 from slack_bolt.response import BoltResponse
 
-from bot.channels.base import install_channel
-from bot.questions.ledger import Ledger
-from bot.questions.routing import Router
 from bot.slack.channel import SlackChannel
 from bot.slack.settings import SlackSettings, SlackSubscription
 from bot.slack.threads import Threads
 from bot.slack.transport import make_client
-from core import (
-    AbortSignal,
-    Agent,
-    AgentRegistry,
-    AskUserQuestionItem,
-    AskUserQuestionRequest,
-    Context,
-    UserQuestionService,
-)
-from tests.background_ask import Asked, ask_in_background
-from tests.fake_clock import FakeClock
+from core import Agent
+from tests.channel_rig import ChannelRig, install_on_a_seam
 
-from ..bot.fakes import make_ledger, sync_store
+from ..bot.fakes import sync_store
 from .fake_slack import TOKEN, FakeSlack, fake_slack
 from .signing import SECRET, bolt_request, event_body, interactive_body
 
 
 @dataclass
-class SlackRig:
+class SlackRig(ChannelRig):
     fake: FakeSlack
     channel: SlackChannel
-    ledger: Ledger
-    clock: FakeClock
-    ctx: Context
-    tasks: TaskGroup
-    agent: Agent
-
-    def ask(
-        self, *questions: AskUserQuestionItem, agent: Agent | bool | None = True, signal: AbortSignal | None = None
-    ) -> Asked:
-        chosen = self.agent if agent is True else None if agent is False else agent
-        request = AskUserQuestionRequest(questions=list(questions), agent=chosen, signal=signal)
-        return ask_in_background(self.tasks, self.ctx, request)
 
     async def posted(self, count: int = 1) -> dict[str, Any]:
         """The `count`-th chat.postMessage, once it has happened."""
         return (await self.fake.wait_for("chat.postMessage", count))[count - 1]
-
-    def question_id(self) -> str:
-        return sync_store(self.ledger.store).list_questions(limit=1)[0].id
 
     async def click(self, payload: dict[str, Any], **signing: Any) -> BoltResponse:
         return await self.channel.app.async_dispatch(bolt_request(interactive_body(payload), **signing))
@@ -75,12 +47,6 @@ class SlackRig:
         await self.until(lambda: all(store.get_delivery(q.id, "slack") for q in store.list_questions(limit=1000)))
         # The channel's parts share one Threads object: it gets a new process's empty memory in place.
         vars(self.channel.threads).update(vars(Threads(self.channel.name)))
-
-    async def until(self, predicate: Any, seconds: float = 5) -> None:
-        """Wait for a condition that follows an acknowledged request (its work completes after the ack)."""
-        with anyio.fail_after(seconds):
-            while not predicate():
-                await anyio.sleep(0.005)
 
 
 def subscription(**fields: Any) -> SlackSubscription:
@@ -103,17 +69,11 @@ async def slack_rig(
         )
         client = make_client(TOKEN, fake.url, backoff=0.01)
         channel = SlackChannel(settings, client=client, signing_secret=SECRET, app_token=APP_TOKEN)
-        ledger, clock = make_ledger(tmp_path)
+        agent = Agent("deploy-7", name="deploy-bot")
+        ledger, clock, ctx = install_on_a_seam(channel, "slack", settings.subscriptions, tmp_path, agent)
         with sync_store(ledger.store):
             async with anyio.create_task_group() as tasks:
-                ctx = Context()
-                ctx.plugin(AgentRegistry)
-                ctx.plugin(UserQuestionService)
-                install_channel(ctx, channel, Router(["slack"], {"slack": settings.subscriptions}), ledger)
-                agent = Agent("deploy-7", name="deploy-bot")
-                assert ctx.agents is not None
-                ctx.agents.enter(agent)
-                yield SlackRig(fake, channel, ledger, clock, ctx, tasks, agent)
+                yield SlackRig(ledger, clock, ctx, agent, tasks, fake=fake, channel=channel)
                 tasks.cancel_scope.cancel()
 
 

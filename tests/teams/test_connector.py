@@ -6,25 +6,15 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 
-import anyio.lowlevel
 import pytest
 
 from bot.teams.connector import MAX_BODY, BodyTooLarge, BotToken, Connector, TeamsCallError, body_bytes, retry_after
+from tests.channel_rig import Waits
 
 from .fake_teams import ALICE, APP_ID, APP_PASSWORD, CONVERSATION, FakeTeams, fake_teams
 
 pytestmark = pytest.mark.anyio
-
-
-@dataclass
-class Waits:
-    seconds: list[float] = field(default_factory=list[float])
-
-    async def __call__(self, seconds: float) -> None:
-        self.seconds.append(seconds)
-        await anyio.lowlevel.checkpoint()
 
 
 @asynccontextmanager

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,26 +12,13 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
-from bot.channels.base import install_channel
-from bot.questions.ledger import Ledger
-from bot.questions.routing import Router
-from bot.store.records import QuestionRecord
-from bot.store.sqlite.async_store import SqliteStore
 from bot.telegram.channel import TelegramChannel
 from bot.telegram.settings import TelegramSettings, TelegramSubscription
 from bot.telegram.transport import make_bot
 from core import (
-    AbortSignal,
     Agent,
-    AgentRegistry,
-    AskUserQuestionItem,
-    AskUserQuestionRequest,
-    Context,
-    UserQuestionService,
 )
-from tests.background_ask import Asked, ask_in_background
-from tests.bot.fakes import sync_store
-from tests.fake_clock import FakeClock
+from tests.channel_rig import ChannelRig, Waits, install_on_a_seam
 
 from .fake_telegram import TOKEN, FakeTelegram, fake_telegram, user
 
@@ -43,33 +30,10 @@ MALLORY = user(666, "Mallory")
 
 
 @dataclass
-class Waits:
-    """The transport's sleeps, recorded instead of waited (a retry_after of 30 s takes no time in a test)."""
-
-    seconds: list[float] = field(default_factory=list[float])
-
-    async def __call__(self, seconds: float) -> None:
-        self.seconds.append(seconds)
-        await anyio.lowlevel.checkpoint()
-
-
-@dataclass
-class TelegramRig:
+class TelegramRig(ChannelRig):
     fake: FakeTelegram
     channel: TelegramChannel
-    ledger: Ledger
-    clock: FakeClock
-    ctx: Context
-    tasks: TaskGroup
-    agent: Agent
     waits: Waits
-
-    def ask(
-        self, *questions: AskUserQuestionItem, agent: Agent | bool | None = True, signal: AbortSignal | None = None
-    ) -> Asked:
-        chosen = self.agent if agent is True else None if agent is False else agent
-        request = AskUserQuestionRequest(questions=list(questions), agent=chosen, signal=signal)
-        return ask_in_background(self.tasks, self.ctx, request)
 
     async def sent(self, count: int = 1) -> tuple[int, int]:
         """The (chat, message id) of the `count`-th message sent, once it has been."""
@@ -80,22 +44,6 @@ class TelegramRig:
 
     def message(self, where: tuple[int, int]) -> dict[str, Any]:
         return self.fake.messages[where]
-
-    def resume(self, record: QuestionRecord) -> Asked:
-        """Wait again for a pending question from the store, as `serve` does after a restart for API questions."""
-        agent = self.agent if record.agent is not None and record.agent.id == self.agent.id else None
-        request = AskUserQuestionRequest(questions=record.questions, agent=agent)
-        self.ledger.bind(request, record)
-        return ask_in_background(self.tasks, self.ctx, request)
-
-    def question_id(self) -> str:
-        return sync_store(self.ledger.store).list_questions(limit=1)[0].id
-
-    async def until(self, predicate: Any, seconds: float = 5) -> None:
-        """Wait for the channel to act on an update (it polls for it first)."""
-        with anyio.fail_after(seconds):
-            while not predicate():
-                await anyio.sleep(0.005)
 
 
 def subscription(**fields: Any) -> TelegramSubscription:
@@ -148,13 +96,6 @@ def _start(
     waits = Waits()
     bot = make_bot(TOKEN, fake.url, poll_seconds=1)
     channel = TelegramChannel(settings, bot=bot, poll_seconds=1, sleep=waits, webhook_secret=webhook_secret)
-    clock = FakeClock()
-    ledger = Ledger(SqliteStore.open(tmp_path / "handraise.db"), clock)
-    ctx = Context()
-    ctx.plugin(AgentRegistry)
-    ctx.plugin(UserQuestionService)
-    install_channel(ctx, channel, Router(["telegram"], {"telegram": settings.subscriptions}), ledger)
     agent = Agent("deploy-7", name="deploy-bot")
-    assert ctx.agents is not None
-    ctx.agents.enter(agent)
-    return TelegramRig(fake, channel, ledger, clock, ctx, tasks, agent, waits)
+    ledger, clock, ctx = install_on_a_seam(channel, "telegram", settings.subscriptions, tmp_path, agent)
+    return TelegramRig(ledger, clock, ctx, agent, tasks, fake=fake, channel=channel, waits=waits)

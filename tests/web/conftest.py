@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from playwright.async_api import Browser
 
 from bot.channels.base import install_channel
 from bot.kinds import KINDS
@@ -17,7 +18,9 @@ from bot.store.sqlite.store import Store
 from bot.web import WebInbox
 from bot.web.settings import WebSettings
 from core import Context
+from tests.web.chromium import chromium_running
 from tests.web.helpers import TOKEN, Client, make_context
+from tests.web.oidc_provider import Provider, provider_running
 
 
 @pytest.fixture
@@ -71,3 +74,17 @@ async def client(anonymous: Client) -> Client:
     response = await anonymous.get(f"/?token={TOKEN}")
     assert response.status == 200
     return anonymous
+
+
+@pytest.fixture
+async def provider() -> AsyncIterator[Provider]:
+    """The suite's OpenID provider, on a free port."""
+    async with provider_running() as started:
+        yield started
+
+
+@pytest.fixture
+async def chromium() -> AsyncIterator[Browser]:
+    """A headless Chromium for one test (skipped, or failed under CI, when Debian's package cannot be had)."""
+    async with chromium_running() as launched:
+        yield launched

@@ -66,6 +66,17 @@ def plan(id: str = "plan") -> AskUserQuestionItem:
     )
 
 
+PLAN_REVIEW: dict[str, Any] = {
+    "id": "plan",
+    "question": "Ship the migration plan?",
+    "header": "Plan review",
+    "detail": "1. Add the column\n2. Backfill",
+    "options": [{"label": "Approve"}, {"label": "Request changes"}],
+    "intent": {"kind": "plan-review", "approve": "Approve"},
+}
+"""A plan review as an agent posts it to `/v1/questions`: approving is one click, asking for changes needs words."""
+
+
 def web_question(store: Store, *questions: AskUserQuestionItem, agent: AgentRef | None = None) -> QuestionRecord:
     """A question on show in the inbox, put straight into the store (no one waits on it)."""
     record = QuestionRecord(questions=list(questions) or [choice()], agent=agent)

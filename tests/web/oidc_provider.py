@@ -22,7 +22,6 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 from aiohttp import web
-from aiohttp.test_utils import TestServer
 from authlib.oauth2 import OAuth2Error
 from authlib.oauth2.rfc6749 import AuthorizationServer, ClientMixin, OAuth2Payload, OAuth2Request, grants
 from authlib.oauth2.rfc6749.errors import InvalidRequestError
@@ -33,6 +32,8 @@ from authlib.oidc.discovery import OpenIDProviderMetadata
 from joserfc import jwt
 from joserfc.jwk import ECKey, OctKey, RSAKey
 from multidict import MultiMapping
+
+from tests.web.local_server import app_served
 
 CLIENT_ID = "handraise-inbox"
 CLIENT_SECRET = "provider-client-secret"
@@ -337,13 +338,9 @@ def server(request: web.Request) -> Server:
 @asynccontextmanager
 async def provider_running() -> AsyncIterator[Provider]:
     provider = Provider()
-    running = TestServer(provider.app(), host="127.0.0.1")
-    await running.start_server()
-    try:
-        provider.issuer = str(running.make_url("")).rstrip("/")
+    async with app_served(provider.app()) as origin:
+        provider.issuer = origin
         yield provider
-    finally:
-        await running.close()
 
 
 def unsigned(claims: dict[str, Any]) -> str:

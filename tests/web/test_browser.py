@@ -10,8 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from aiohttp import web
-from playwright.async_api import Browser, ConsoleMessage, Page, async_playwright, expect
+from playwright.async_api import Browser, ConsoleMessage, Page, expect
 
 from bot.config import parse_config
 from bot.program import running
@@ -19,58 +18,19 @@ from bot.store.records import AgentRef
 from bot.store.sqlite.store import Store
 from bot.web import WebInbox
 from core import AskUserQuestionAnswerItem, Context
-from tests.system_packages import require_debian_package
+from tests.web.chromium import inbox_on_a_socket
 from tests.web.helpers import choice, item, options, plan, start_ask, web_question
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SCREENSHOT_ENV = "HANDRAISE_SCREENSHOT"
 """Set to a path (e.g. docs/web-inbox.png) to save the realistic inbox screenshot there."""
 
 
-@pytest.fixture(scope="session")
-def chromium() -> Path:
-    """Debian's chromium; installed with apt when missing and we are root. In CI a missing browser fails the run."""
-    require_debian_package("chromium", CHROMIUM, why="the browser tests drive a real Chromium")
-    return CHROMIUM
-
-
 @pytest.fixture
-async def browser(chromium: Path) -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
-        yield launched
-        await launched.close()
-
-
-@pytest.fixture
-async def server(inbox: WebInbox, browser: Browser) -> AsyncIterator[str]:
-    """The inbox on a real socket, 127.0.0.1 and a free port; yields its base URL.
-
-    Every page is closed before the server stops: fixtures tear down in reverse, so the test's page would otherwise
-    outlive the server, and its event stream reconnecting into the shutdown leaves a socket that a later test's
-    garbage collection reports as a ResourceWarning."""
-    app = web.Application()
-    inbox.add_routes(app)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    port = next(address[1] for address in runner.addresses if isinstance(address, tuple))
-    yield f"http://127.0.0.1:{port}"
-    for context in browser.contexts:
-        await context.close()
-    await inbox.close()
-    await runner.cleanup()
+async def server(inbox: WebInbox, chromium: Browser) -> AsyncIterator[str]:
+    async with inbox_on_a_socket(chromium, inbox) as base_url:
+        yield base_url
 
 
 @pytest.fixture
@@ -80,8 +40,8 @@ def console() -> list[str]:
 
 
 @pytest.fixture
-async def page(browser: Browser, console: list[str]) -> AsyncIterator[Page]:
-    opened = await browser.new_page(viewport={"width": 1000, "height": 900})
+async def page(chromium: Browser, console: list[str]) -> AsyncIterator[Page]:
+    opened = await chromium.new_page(viewport={"width": 1000, "height": 900})
     opened.set_default_timeout(5000)
 
     def record(message: ConsoleMessage) -> None:
@@ -178,12 +138,12 @@ async def test_an_asked_question_in_the_cli_is_answered_in_the_page(page: Page, 
 
 
 async def test_the_oldest_of_many_waiting_questions_is_reached_and_answered_without_javascript(
-    browser: Browser, inbox: WebInbox, server: str, store: Store
+    chromium: Browser, inbox: WebInbox, server: str, store: Store
 ) -> None:
     oldest = web_question(store, item("go", question="Deploy build 1?"))
     for number in range(2, 206):
         web_question(store, item("go", question=f"Deploy build {number}?"))
-    context = await browser.new_context(java_script_enabled=False)
+    context = await chromium.new_context(java_script_enabled=False)
     plain = await context.new_page()
     plain.set_default_timeout(5000)
     await plain.goto(inbox.url(server))
@@ -222,10 +182,10 @@ async def test_on_a_later_page_a_new_question_counts_but_waits_on_the_first(
     assert console == []
 
 
-async def test_the_page_fits_a_phone_screen(browser: Browser, inbox: WebInbox, server: str, store: Store) -> None:
+async def test_the_page_fits_a_phone_screen(chromium: Browser, inbox: WebInbox, server: str, store: Store) -> None:
     web_question(store, plan(), agent=AgentRef(id="migrate-bot"))
     web_question(store, choice(multi=True))
-    phone = await browser.new_page(viewport={"width": 360, "height": 740})
+    phone = await chromium.new_page(viewport={"width": 360, "height": 740})
     await phone.goto(inbox.url(server))
     width = await phone.evaluate("document.documentElement.scrollWidth")
     await phone.close()
@@ -233,11 +193,11 @@ async def test_the_page_fits_a_phone_screen(browser: Browser, inbox: WebInbox, s
 
 
 async def test_screenshot_of_a_realistic_inbox(
-    browser: Browser, inbox: WebInbox, server: str, store: Store, tmp_path: Path
+    chromium: Browser, inbox: WebInbox, server: str, store: Store, tmp_path: Path
 ) -> None:
     for record in realistic_questions():
         web_question(store, *record[1], agent=record[0])
-    shot = await browser.new_page(viewport={"width": 960, "height": 900}, device_scale_factor=1)
+    shot = await chromium.new_page(viewport={"width": 960, "height": 900}, device_scale_factor=1)
     await shot.goto(inbox.url(server))
     await expect(shot.locator("[data-live]")).to_have_text("Live")
     rollout = shot.locator("article", has_text="checkout v2.4")

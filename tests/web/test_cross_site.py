@@ -11,13 +11,12 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
-from playwright.async_api import Browser, Page, Route, async_playwright
+from playwright.async_api import Browser, Page, Route
 
 from bot.program import Running
 from bot.program import running as start_program
 from tests.bot.program_rig import config_for
-from tests.system_packages import require_debian_package
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.web.chromium import chromium_running
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -32,12 +31,10 @@ ASK = {"questions": [{"id": "q1", "question": "Planted by a web page?"}]}
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
-    require_debian_package("chromium", CHROMIUM, why="the cross-site tests drive a real Chromium")
-    async with async_playwright() as playwright:
-        args = [*CHROMIUM_ARGS, f"--host-resolver-rules=MAP {EVIL} 127.0.0.1", f"--disable-features={WITHOUT_PNA}"]
-        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=args)
+    """Chromium that resolves the attacker's host name to this machine, its loopback guard off."""
+    more = (f"--host-resolver-rules=MAP {EVIL} 127.0.0.1", f"--disable-features={WITHOUT_PNA}")
+    async with chromium_running(*more, why="the cross-site tests drive a real Chromium") as launched:
         yield launched
-        await launched.close()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -15,7 +14,7 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from tests.web.oidc_provider import CLIENT_ID, CLIENT_SECRET, Provider, provider_running
+from tests.web.oidc_provider import CLIENT_ID, CLIENT_SECRET, Provider
 
 pytestmark = pytest.mark.anyio
 
@@ -23,17 +22,6 @@ REDIRECT = "http://127.0.0.1:8765/auth/callback"
 VERIFIER = "v" * 50
 CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest()).rstrip(b"=").decode()
 BASIC = aiohttp.encode_basic_auth(CLIENT_ID, CLIENT_SECRET)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def provider() -> AsyncIterator[Provider]:
-    async with provider_running() as started:
-        yield started
 
 
 def authorization(**changed: str | None) -> dict[str, str]:

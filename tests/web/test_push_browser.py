@@ -11,15 +11,13 @@ from typing import Any
 
 import anyio
 import pytest
-from aiohttp import web
-from playwright.async_api import Browser, BrowserContext, Page, Worker, async_playwright, expect
+from playwright.async_api import Browser, BrowserContext, Page, Worker, expect
 
 from bot.questions.ledger import Ledger
 from bot.web import WebInbox
 from bot.web.session import SESSION_COOKIE
-from tests.system_packages import require_debian_package
+from tests.web.chromium import inbox_on_a_socket
 from tests.web.push_stand_in import ANSWER_TOKEN, PERSON, PushStandIn, sessions, signed_in_inbox
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -61,20 +59,6 @@ IPHONE = (
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def chromium() -> AsyncIterator[Browser]:
-    require_debian_package("chromium", CHROMIUM, why="the browser tests drive a real Chromium")
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield launched
-        await launched.close()
-
-
-@pytest.fixture
 async def stand_in() -> PushStandIn:
     return PushStandIn()
 
@@ -88,18 +72,8 @@ def push_inbox(ledger: Ledger) -> WebInbox:
 
 @pytest.fixture
 async def base_url(push_inbox: WebInbox, stand_in: PushStandIn, chromium: Browser) -> AsyncIterator[str]:
-    app = web.Application()
-    push_inbox.add_routes(app)
-    stand_in.add_routes(app)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    port = next(address[1] for address in runner.addresses if isinstance(address, tuple))
-    yield f"http://127.0.0.1:{port}"
-    for context in chromium.contexts:
-        await context.close()
-    await push_inbox.close()
-    await runner.cleanup()
+    async with inbox_on_a_socket(chromium, push_inbox, stand_in.add_routes) as started:
+        yield started
 
 
 async def signed_in(
@@ -127,6 +101,13 @@ async def controlling_worker(context: BrowserContext, page: Page) -> Worker:
     """The inbox's service worker, once it controls `page`."""
     await page.wait_for_function("() => navigator.serviceWorker.controller !== null")
     return context.service_workers[0]
+
+
+@pytest.fixture
+async def worker(chromium: Browser, base_url: str) -> Worker:
+    """The inbox's service worker, once it controls an inbox page of alice's, notifications allowed."""
+    context = await signed_in(chromium, base_url)
+    return await controlling_worker(context, await open_inbox(context, base_url))
 
 
 def notifications(worker: Worker) -> Any:
@@ -272,9 +253,7 @@ async def test_without_push_the_page_offers_nothing_and_logs_no_error(
 # --- the worker's handlers ------------------------------------------------------------------------------------------
 
 
-async def test_a_push_shows_the_question_with_its_first_two_actions(chromium: Browser, base_url: str) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
+async def test_a_push_shows_the_question_with_its_first_two_actions(worker: Worker) -> None:
     await worker.evaluate("(question) => self.handraiseOnPush(question)", QUESTION)
     [shown] = await notifications(worker)
     assert (shown["title"], shown["body"], shown["tag"]) == ("deploy-bot asks", "Deploy to production?", "q-1")
@@ -284,11 +263,7 @@ async def test_a_push_shows_the_question_with_its_first_two_actions(chromium: Br
 
 
 @pytest.mark.parametrize("garbage", ["not json", None, [1, 2], {"title": "no id"}, {"id": 7}, 12])
-async def test_a_push_of_garbage_still_shows_a_generic_notification(
-    chromium: Browser, base_url: str, garbage: object
-) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
+async def test_a_push_of_garbage_still_shows_a_generic_notification(worker: Worker, garbage: object) -> None:
     await worker.evaluate("(payload) => self.handraiseOnPush(payload)", garbage)
     [shown] = await notifications(worker)
     assert (shown["title"], shown["actions"], shown["data"]) == ("A question is waiting", [], {"url": "/"})
@@ -308,11 +283,7 @@ SHOWING = """(count) => new Promise((done) => {
 @pytest.mark.parametrize(
     ("data", "title"), [(json.dumps(QUESTION), "deploy-bot asks"), ("{not json", "A question is waiting")]
 )
-async def test_the_push_listener_shows_what_the_push_carries(
-    chromium: Browser, base_url: str, data: str, title: str
-) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
+async def test_the_push_listener_shows_what_the_push_carries(worker: Worker, data: str, title: str) -> None:
     # A synthetic PushEvent reaches the real listener (whose waitUntil refuses an untrusted event, after the call).
     await worker.evaluate(
         """(data) => {
@@ -328,10 +299,8 @@ async def test_the_push_listener_shows_what_the_push_carries(
 
 
 async def test_the_click_listener_closes_the_notification_and_answers_its_action(
-    chromium: Browser, base_url: str, stand_in: PushStandIn
+    worker: Worker, stand_in: PushStandIn
 ) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
     await worker.evaluate("(question) => self.handraiseOnPush(question)", QUESTION)
     await worker.evaluate(
         """async () => {
@@ -351,11 +320,7 @@ async def test_the_click_listener_closes_the_notification_and_answers_its_action
     assert answered.headers["Authorization"] == f"Bearer {ANSWER_TOKEN}"
 
 
-async def test_an_action_answers_with_the_bearer_token_and_no_cookie(
-    chromium: Browser, base_url: str, stand_in: PushStandIn
-) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
+async def test_an_action_answers_with_the_bearer_token_and_no_cookie(worker: Worker, stand_in: PushStandIn) -> None:
     done = await worker.evaluate("(question) => self.handraiseOnClick(question, '1')", QUESTION)
     assert done == "answered"
     [answered] = stand_in.made("POST", "/push/answers/q-1")
@@ -373,11 +338,9 @@ OPEN_WINDOW_STUB = """() => {
 
 
 async def test_a_refused_answer_opens_the_question_instead(
-    chromium: Browser, base_url: str, stand_in: PushStandIn
+    worker: Worker, base_url: str, stand_in: PushStandIn
 ) -> None:
     stand_in.answer_status = 409  # answered elsewhere, or the token used already
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
     await worker.evaluate(OPEN_WINDOW_STUB)
     assert await worker.evaluate("(question) => self.handraiseOnClick(question, '0')", QUESTION) == "opened"
     assert await worker.evaluate("self.handraiseOpened") == [base_url + "/#card-q-1"]
@@ -385,10 +348,8 @@ async def test_a_refused_answer_opens_the_question_instead(
 
 
 async def test_a_click_on_the_body_opens_the_question_and_sends_no_answer(
-    chromium: Browser, base_url: str, stand_in: PushStandIn
+    worker: Worker, base_url: str, stand_in: PushStandIn
 ) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
     await worker.evaluate(OPEN_WINDOW_STUB)
     assert await worker.evaluate("(question) => self.handraiseOnClick(question, '')", QUESTION) == "opened"
     # An action the notification did not offer is a body click too; a foreign page is never opened.
@@ -398,20 +359,14 @@ async def test_a_click_on_the_body_opens_the_question_and_sends_no_answer(
     assert stand_in.made("POST", "/push/answers/q-1") == []
 
 
-async def test_an_answer_url_on_another_server_gets_no_token(
-    chromium: Browser, base_url: str, stand_in: PushStandIn
-) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
+async def test_an_answer_url_on_another_server_gets_no_token(worker: Worker, stand_in: PushStandIn) -> None:
     await worker.evaluate(OPEN_WINDOW_STUB)
     elsewhere = {**QUESTION, "answer_url": "https://evil.example/collect"}
     assert await worker.evaluate("(question) => self.handraiseOnClick(question, '0')", elsewhere) == "opened"
     assert stand_in.calls == []
 
 
-async def test_a_body_click_focuses_an_open_inbox_tab(chromium: Browser, base_url: str) -> None:
-    context = await signed_in(chromium, base_url)
-    worker = await controlling_worker(context, await open_inbox(context, base_url))
+async def test_a_body_click_focuses_an_open_inbox_tab(worker: Worker, base_url: str) -> None:
     # Focusing needs the click's user activation, which a test cannot give: the attempt is what is checked.
     focused = await worker.evaluate(
         """async (question) => {

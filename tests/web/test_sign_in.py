@@ -25,22 +25,12 @@ from bot.program import Running, running
 from bot.settings.errors import ConfigError
 from bot.web.gate import TokenGate
 from bot.web.paging import PAGE_SIZE
-from tests.web.oidc_provider import CLIENT_ID, CLIENT_SECRET, Provider, provider_running, unsigned
+from tests.web.helpers import PLAN_REVIEW
+from tests.web.oidc_provider import CLIENT_ID, CLIENT_SECRET, Provider, unsigned
 
 pytestmark = pytest.mark.anyio
 
 SESSION_SECRET = "one secret for every replica"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def provider() -> AsyncIterator[Provider]:
-    async with provider_running() as started:
-        yield started
 
 
 def config_text(provider: Provider, db: Path, *, extra: str = "") -> str:
@@ -95,6 +85,22 @@ async def server(provider: Provider, tmp_path: Path) -> AsyncIterator[Running]:
 async def sign_in(session: aiohttp.ClientSession, base_url: str) -> tuple[int, str]:
     async with session.get(base_url + "/") as response:
         return response.status, await response.text()
+
+
+@asynccontextmanager
+async def alice_signed_in(
+    provider: Provider, tmp_path: Path, extra: str = ""
+) -> AsyncIterator[tuple[Running, aiohttp.ClientSession]]:
+    """`serve` with `extra` in its `[web]`, and alice's browser signed in to it."""
+    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice:
+        await sign_in(alice, program.base_url)
+        yield program, alice
+
+
+async def bob_signs_in(provider: Provider, program: Running, bob: aiohttp.ClientSession) -> None:
+    """bob@other.org, allowed by address, signs in with the browser `bob`."""
+    provider.person = "bob@other.org"
+    await sign_in(bob, program.base_url)
 
 
 async def test_an_unsigned_visit_goes_to_the_provider_and_comes_back_signed_in(
@@ -419,14 +425,11 @@ def test_a_missing_client_secret_stops_the_config() -> None:
         parse_config(text, environ={})
 
 
-PLAN = {
-    "id": "plan",
-    "question": "Ship the migration plan?",
-    "header": "Plan review",
-    "detail": "1. Add the column\n2. Backfill",
-    "options": [{"label": "Approve"}, {"label": "Reject"}],
-    "intent": {"kind": "plan-review", "approve": "Approve"},
-}
+GO = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
+OPS_TO_OTHER_ORG = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
+"""Questions of `ops-*` agents are for @other.org alone; all others for everyone."""
+TWO_APPROVALS = "[[web.subscriptions]]\napprovals = 2\n"
+RESPONDERS_AT_OTHER_ORG = '[[web.subscriptions]]\nresponders = ["@other.org"]\n'
 
 
 async def ask(
@@ -474,15 +477,12 @@ async def test_an_answer_records_the_signed_in_email_whatever_the_form_says(
 
 
 async def test_two_approvals_need_two_different_people(provider: Provider, tmp_path: Path) -> None:
-    extra = "[[web.subscriptions]]\napprovals = 2\n"
-    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice, browser() as bob:
-        await sign_in(alice, program.base_url)
-        question_id = await ask(program, alice, PLAN)
+    async with alice_signed_in(provider, tmp_path, TWO_APPROVALS) as (program, alice), browser() as bob:
+        question_id = await ask(program, alice, PLAN_REVIEW)
         assert await answer(program, alice, question_id, 0, by="") == 303
         assert await answer(program, alice, question_id, 0, by="someone-else@example.org") == 303
         assert (await outcome(program, alice, question_id))["status"] == "pending"
-        provider.person = "bob@other.org"
-        await sign_in(bob, program.base_url)
+        await bob_signs_in(provider, program, bob)
         assert await answer(program, bob, question_id, 0, by="") == 303
         result = await outcome(program, alice, question_id)
         assert result["status"] == "answered"
@@ -498,14 +498,10 @@ async def test_two_approvals_need_two_different_people(provider: Provider, tmp_p
 
 
 async def test_responders_by_email_and_domain_limit_who_may_answer(provider: Provider, tmp_path: Path) -> None:
-    extra = '[[web.subscriptions]]\nresponders = ["@other.org"]\n'
-    question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
-    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice, browser() as bob:
-        await sign_in(alice, program.base_url)
-        question_id = await ask(program, alice, question)
+    async with alice_signed_in(provider, tmp_path, RESPONDERS_AT_OTHER_ORG) as (program, alice), browser() as bob:
+        question_id = await ask(program, alice, GO)
         assert await answer(program, alice, question_id, 0, by="bob@other.org") == 403
-        provider.person = "bob@other.org"
-        await sign_in(bob, program.base_url)
+        await bob_signs_in(provider, program, bob)
         assert await answer(program, bob, question_id, 0, by="") == 303
         assert (await outcome(program, bob, question_id))["resolvedBy"] == "bob@other.org"
 
@@ -543,12 +539,10 @@ async def test_waiting_for_you_lists_the_persons_questions_first_and_alone(provi
         '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n'
         '[[web.subscriptions]]\nagentless = true\nresponders = ["@example.org"]\n'
     )
-    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice:
-        await sign_in(alice, program.base_url)
-        question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
-        first = await ask(program, alice, question)
-        theirs = await ask(program, alice, question, agent="ops-1")
-        last = await ask(program, alice, question)
+    async with alice_signed_in(provider, tmp_path, extra) as (program, alice):
+        first = await ask(program, alice, GO)
+        theirs = await ask(program, alice, GO, agent="ops-1")
+        last = await ask(program, alice, GO)
 
         async def listed(path: str) -> list[str]:
             async with alice.get(program.base_url + path) as page:
@@ -562,11 +556,10 @@ async def test_waiting_for_you_lists_the_persons_questions_first_and_alone(provi
 
 
 async def test_bulk_approval_approves_each_selected_plan_under_the_persons_name(server: Running) -> None:
-    other = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
     async with browser() as alice:
         await sign_in(alice, server.base_url)
-        plans = [await ask(server, alice, PLAN | {"id": f"plan{n}"}) for n in range(3)]
-        plain = await ask(server, alice, other)
+        plans = [await ask(server, alice, PLAN_REVIEW | {"id": f"plan{n}"}) for n in range(3)]
+        plain = await ask(server, alice, GO)
         async with alice.get(server.base_url + "/") as inbox:
             page = await inbox.text()
         form = page.split('action="/questions/approve"', 1)[1].split("</form>", 1)[0]
@@ -590,10 +583,8 @@ async def test_bulk_approval_approves_each_selected_plan_under_the_persons_name(
 
 
 async def test_waiting_for_you_and_person_first_span_every_page(provider: Provider, tmp_path: Path) -> None:
-    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
     yes_no = [{"label": "yes"}, {"label": "no"}]
-    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice:
-        await sign_in(alice, program.base_url)
+    async with alice_signed_in(provider, tmp_path, OPS_TO_OTHER_ORG) as (program, alice):
         store = program.installation.ledger.store
         for n in range(PAGE_SIZE + 1):  # hers, the oldest: all but one would sit on page 2 newest first
             body = {"questions": [{"id": f"q{n}", "question": f"Deploy build {n}?", "options": yes_no}]}
@@ -625,12 +616,9 @@ async def test_waiting_for_you_and_person_first_span_every_page(provider: Provid
 
 
 async def test_the_live_count_of_waiting_for_you_is_the_persons(provider: Provider, tmp_path: Path) -> None:
-    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
-    question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
-    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice:
-        await sign_in(alice, program.base_url)
-        await ask(program, alice, question)
-        await ask(program, alice, question, agent="ops-1")
+    async with alice_signed_in(provider, tmp_path, OPS_TO_OTHER_ORG) as (program, alice):
+        await ask(program, alice, GO)
+        await ask(program, alice, GO, agent="ops-1")
         async with alice.get(program.base_url + "/questions/waiting") as counted:
             assert counted.status == 200 and counted.headers["Cache-Control"] == "no-store"
             assert await counted.json() == {"waiting": 2, "mine": 1}
@@ -645,11 +633,9 @@ async def test_the_live_count_of_waiting_for_you_is_the_persons(provider: Provid
 
 
 async def test_bulk_approval_lists_only_the_plans_the_person_may_approve(provider: Provider, tmp_path: Path) -> None:
-    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
-    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice:
-        await sign_in(alice, program.base_url)
-        hers = await ask(program, alice, PLAN | {"id": "plan-a"})
-        theirs = await ask(program, alice, PLAN | {"id": "plan-b"}, agent="ops-1")
+    async with alice_signed_in(provider, tmp_path, OPS_TO_OTHER_ORG) as (program, alice):
+        hers = await ask(program, alice, PLAN_REVIEW | {"id": "plan-a"})
+        theirs = await ask(program, alice, PLAN_REVIEW | {"id": "plan-b"}, agent="ops-1")
         async with alice.get(program.base_url + "/") as inbox:
             page = await inbox.text()
         form = page.split('action="/questions/approve"', 1)[1].split("</form>", 1)[0]
@@ -664,13 +650,10 @@ async def test_bulk_approval_lists_only_the_plans_the_person_may_approve(provide
 async def test_handraise_history_json_shows_each_persons_email_as_actor(
     provider: Provider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    extra = "[[web.subscriptions]]\napprovals = 2\n"
-    async with serving(provider, tmp_path, extra=extra) as program, browser() as alice, browser() as bob:
-        await sign_in(alice, program.base_url)
-        question_id = await ask(program, alice, PLAN)
+    async with alice_signed_in(provider, tmp_path, TWO_APPROVALS) as (program, alice), browser() as bob:
+        question_id = await ask(program, alice, PLAN_REVIEW)
         assert await answer(program, alice, question_id, 0, by="mallory@example.org") == 303
-        provider.person = "bob@other.org"
-        await sign_in(bob, program.base_url)
+        await bob_signs_in(provider, program, bob)
         assert await answer(program, bob, question_id, 0, by="") == 303
         config = tmp_path / "handraise.toml"
         config.write_text(config_text(provider, tmp_path / "a.db"))

@@ -4,38 +4,27 @@ replayed callback get pages that say why; the session on a second replica; "Wait
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
-from tests.system_packages import require_debian_package
-from tests.web.oidc_provider import Provider, provider_running, unsigned
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
-from tests.web.test_sign_in import FORGERIES, PLAN, answer, ask, browser, outcome, serving, sign_in
+from tests.web.helpers import PLAN_REVIEW
+from tests.web.oidc_provider import Provider, unsigned
+from tests.web.test_sign_in import (
+    FORGERIES,
+    GO,
+    OPS_TO_OTHER_ORG,
+    TWO_APPROVALS,
+    alice_signed_in,
+    answer,
+    ask,
+    browser,
+    outcome,
+    serving,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def provider() -> AsyncIterator[Provider]:
-    async with provider_running() as started:
-        yield started
-
-
-@pytest.fixture
-async def chromium() -> AsyncIterator[Browser]:
-    require_debian_package("chromium", CHROMIUM, why="the browser tests drive a real Chromium")
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield launched
-        await launched.close()
 
 
 async def new_page(chromium: Browser) -> Page:
@@ -66,12 +55,11 @@ async def test_sign_in_answer_and_sign_out_in_chromium(chromium: Browser, provid
 
 
 async def test_two_people_approve_a_plan_in_two_browsers(chromium: Browser, provider: Provider, tmp_path: Path) -> None:
-    extra = "[[web.subscriptions]]\napprovals = 2\n"
-    async with serving(provider, tmp_path, extra=extra) as program, browser() as agent:
+    async with serving(provider, tmp_path, extra=TWO_APPROVALS) as program, browser() as agent:
         alice = await new_page(chromium)
         await alice.goto(program.base_url + "/")
         await expect(alice.locator("[data-live]")).to_have_text("Live")  # the event stream is connected
-        async with agent.post(program.base_url + "/v1/questions", json={"questions": [PLAN]}) as asked:
+        async with agent.post(program.base_url + "/v1/questions", json={"questions": [PLAN_REVIEW]}) as asked:
             question_id = str((await asked.json())["id"])
         provider.person = "bob@other.org"
         bob = await new_page(chromium)
@@ -158,14 +146,12 @@ async def test_a_foreign_state_a_replayed_callback_and_a_second_replica_in_chrom
 async def test_waiting_for_you_and_approve_selected_in_chromium(
     chromium: Browser, provider: Provider, tmp_path: Path
 ) -> None:
-    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
-    question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
-    async with serving(provider, tmp_path, extra=extra) as program, browser() as agent:
-        await sign_in(agent, program.base_url)  # `ask` waits until the signed-in inbox shows each question
+    # alice's session signed in: `ask` waits until her inbox shows each question
+    async with alice_signed_in(provider, tmp_path, OPS_TO_OTHER_ORG) as (program, agent):
         page = await new_page(chromium)
-        first = await ask(program, agent, question)
-        theirs = await ask(program, agent, question, agent="ops-1")
-        plans = [await ask(program, agent, PLAN | {"id": f"plan{n}"}) for n in range(3)]
+        first = await ask(program, agent, GO)
+        theirs = await ask(program, agent, GO, agent="ops-1")
+        plans = [await ask(program, agent, PLAN_REVIEW | {"id": f"plan{n}"}) for n in range(3)]
         await page.goto(program.base_url + "/")
         cards = page.locator("article[data-question]")
         listed = await cards.evaluate_all("cards => cards.map(c => c.dataset.question)")
@@ -196,12 +182,9 @@ async def test_waiting_for_you_and_approve_selected_in_chromium(
 async def test_waiting_for_you_counts_only_the_persons_questions_as_they_come_and_go(
     chromium: Browser, provider: Provider, tmp_path: Path
 ) -> None:
-    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
-    question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
-    async with serving(provider, tmp_path, extra=extra) as program, browser() as agent:
-        await sign_in(agent, program.base_url)
-        hers = await ask(program, agent, question)
-        await ask(program, agent, question, agent="ops-1")
+    async with alice_signed_in(provider, tmp_path, OPS_TO_OTHER_ORG) as (program, agent):
+        hers = await ask(program, agent, GO)
+        await ask(program, agent, GO, agent="ops-1")
         page = await new_page(chromium)
         await page.goto(program.base_url + "/?mine=1")
         count = page.locator("[data-count]")
@@ -209,10 +192,10 @@ async def test_waiting_for_you_counts_only_the_persons_questions_as_they_come_an
         await expect(page.locator("[data-live]")).to_have_text("Live")
 
         # Someone else's question: the stream says 3 wait, the page still says hers, and does not show it.
-        theirs = await ask(program, agent, question, agent="ops-2")
+        theirs = await ask(program, agent, GO, agent="ops-2")
         await expect(page).to_have_title("(1) handraise inbox")
         # Hers: counted and shown after her older one (oldest first).
-        newer = await ask(program, agent, question)
+        newer = await ask(program, agent, GO)
         await expect(count).to_have_text("2 questions")
         cards = page.locator("article[data-question]")
         await expect(cards).to_have_count(2)
@@ -232,19 +215,16 @@ async def test_waiting_for_you_counts_only_the_persons_questions_as_they_come_an
 async def test_a_new_question_takes_its_place_among_the_persons_own_or_the_rest_in_chromium(
     chromium: Browser, provider: Provider, tmp_path: Path
 ) -> None:
-    extra = '[[web.subscriptions]]\nagents = ["ops-*"]\nresponders = ["@other.org"]\n[[web.subscriptions]]\n'
-    question = {"id": "go", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}
-    async with serving(provider, tmp_path, extra=extra) as program, browser() as agent:
-        await sign_in(agent, program.base_url)
-        hers = await ask(program, agent, question)
-        theirs = await ask(program, agent, question, agent="ops-1")
+    async with alice_signed_in(provider, tmp_path, OPS_TO_OTHER_ORG) as (program, agent):
+        hers = await ask(program, agent, GO)
+        theirs = await ask(program, agent, GO, agent="ops-1")
         page = await new_page(chromium)
         await page.goto(program.base_url + "/")
         await expect(page.locator("[data-live]")).to_have_text("Live")
         cards = page.locator("article[data-question]")
-        other = await ask(program, agent, question, agent="ops-2")  # the newest of the rest: first of them
+        other = await ask(program, agent, GO, agent="ops-2")  # the newest of the rest: first of them
         await expect(cards).to_have_count(3)
-        newer = await ask(program, agent, question)  # the newest of hers: last of hers, before the rest
+        newer = await ask(program, agent, GO)  # the newest of hers: last of hers, before the rest
         await expect(cards).to_have_count(4)
         await expect(page.locator("[data-count]")).to_have_text("4 questions")
         listed = await cards.evaluate_all("cards => cards.map(c => c.dataset.question)")

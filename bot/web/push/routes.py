@@ -10,7 +10,7 @@ import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -34,6 +34,7 @@ MAX_DEVICES = 20
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Ready = Callable[[], Awaitable[tuple[str, TapTokens]]]
 """The VAPID public key and the answer tokens, once the kept key is read."""
+Parsed = TypeVar("Parsed")
 
 
 def say(status: int, message: str, **more: Any) -> web.Response:
@@ -78,17 +79,10 @@ class PushRoutes:
         return say(200, "the application server key", publicKey=public_key)
 
     async def subscribe(self, request: web.Request) -> web.StreamResponse:
-        person, refused = self._page_request(request)
-        if refused is not None:
-            return refused
-        assert person is not None
-        raw = await request.content.read(MAX_BODY + 1)
-        if len(raw) > MAX_BODY:
-            return say(413, "this is not a push subscription: it is too large")
-        try:
-            device = parse_subscription(raw)
-        except BadSubscription as bad:
-            return say(bad.status, str(bad))
+        read = await self._page_body(request, parse_subscription)
+        if isinstance(read, web.Response):
+            return read
+        person, device = read
         theirs = await self.store.list_push_subscriptions([person])
         again = any(known.endpoint == device.endpoint for known in theirs)
         if not again and len(theirs) >= MAX_DEVICES:
@@ -103,6 +97,18 @@ class PushRoutes:
         return say(200 if again else 201, "notifications are on for this device")
 
     async def unsubscribe(self, request: web.Request) -> web.StreamResponse:
+        read = await self._page_body(request, parse_endpoint)
+        if isinstance(read, web.Response):
+            return read
+        person, endpoint = read
+        removed = await self.store.delete_push_subscription(endpoint, person=person)
+        return say(200, "notifications are off for this device", removed=removed)
+
+    async def _page_body(
+        self, request: web.Request, parse: Callable[[bytes], Parsed]
+    ) -> tuple[str, Parsed] | web.Response:
+        """Who sent a request of the inbox page and its body as `parse` reads it, or the refusal: those of
+        `_page_request`, a body over `MAX_BODY` (413), or one `parse` refuses."""
         person, refused = self._page_request(request)
         if refused is not None:
             return refused
@@ -111,11 +117,9 @@ class PushRoutes:
         if len(raw) > MAX_BODY:
             return say(413, "this is not a push subscription: it is too large")
         try:
-            endpoint = parse_endpoint(raw)
+            return person, parse(raw)
         except BadSubscription as bad:
             return say(bad.status, str(bad))
-        removed = await self.store.delete_push_subscription(endpoint, person=person)
-        return say(200, "notifications are off for this device", removed=removed)
 
     def _page_request(self, request: web.Request) -> tuple[str | None, web.Response | None]:
         """Who sent a request of the inbox page, or the refusal: no session (401), another site (403), no or a

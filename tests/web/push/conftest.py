@@ -7,20 +7,9 @@ import pytest
 
 from bot.program import Running
 from bot.web.push import sender
-from tests.web.oidc_provider import Provider, provider_running
+from tests.web.oidc_provider import Provider
 from tests.web.push.push_service import PushService, push_service_running
 from tests.web.push.rig import Person, serving, signed_in
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def provider() -> AsyncIterator[Provider]:
-    async with provider_running() as started:
-        yield started
 
 
 @pytest.fixture

@@ -23,11 +23,12 @@ from typing import Any
 import anyio
 import jwt
 from aiohttp import web
-from aiohttp.test_utils import TestServer
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from tests.web.local_server import app_served
 
 
 def b64(raw: bytes) -> str:
@@ -197,10 +198,6 @@ def decrypt(body: bytes, device_key: ec.EllipticCurvePrivateKey, auth: bytes) ->
 @asynccontextmanager
 async def push_service_running() -> AsyncIterator[PushService]:
     service = PushService()
-    server = TestServer(service.app(), host="127.0.0.1")
-    await server.start_server()
-    try:
-        service.origin = str(server.make_url("")).rstrip("/")
+    async with app_served(service.app()) as origin:
+        service.origin = origin
         yield service
-    finally:
-        await server.close()

@@ -130,11 +130,3 @@ async def settled(program: Running) -> None:
 
 
 CHOICE = {"id": "env", "question": "Deploy to which environment?", "options": [{"label": "staging"}, {"label": "prod"}]}
-PLAN = {
-    "id": "plan",
-    "question": "Ship the migration plan?",
-    "header": "Plan review",
-    "detail": "1. Add the column\n2. Backfill",
-    "options": [{"label": "Approve"}, {"label": "Request changes"}],
-    "intent": {"kind": "plan-review", "approve": "Approve"},
-}

@@ -6,15 +6,17 @@ second approval."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import anyio
 import pytest
 
 from bot.program import Running
+from tests.web.helpers import PLAN_REVIEW
 from tests.web.oidc_provider import Provider
 from tests.web.push.push_service import Device, PushService
-from tests.web.push.rig import CHOICE, PLAN, Person, ask, outcome, serving, signed_in, tap
+from tests.web.push.rig import CHOICE, Person, ask, outcome, serving, signed_in, tap
 
 pytestmark = pytest.mark.anyio
 
@@ -28,13 +30,25 @@ async def token_for(push_service: PushService, device: Device, question_id: str)
             await push_service.wait_for(device, len(push_service.pushes_to(device)) + 1)
 
 
+async def asked_with_token(
+    program: Running,
+    alice: Person,
+    push_service: PushService,
+    question: dict[str, Any] = CHOICE,
+    *,
+    phone: Device | None = None,
+) -> tuple[str, str]:
+    """`question` asked once alice's phone gets notifications: its id, and the answer token its push carried."""
+    phone = push_service.device() if phone is None else phone
+    await alice.subscribe(phone)
+    question_id = await ask(program, question)
+    return question_id, await token_for(push_service, phone, question_id)
+
+
 async def test_a_button_answers_once_as_the_devices_owner(
     program: Running, alice: Person, push_service: PushService
 ) -> None:
-    phone = push_service.device()
-    await alice.subscribe(phone)
-    question_id = await ask(program, CHOICE)
-    token = await token_for(push_service, phone, question_id)
+    question_id, token = await asked_with_token(program, alice, push_service)
     status, said = await tap(program, question_id, token, "o1")
     assert status == 200 and said["ok"] is True
     result = await outcome(program, question_id)
@@ -64,10 +78,7 @@ def tampered(token: str) -> list[str]:
 async def test_a_tampered_or_made_up_token_is_refused(
     program: Running, alice: Person, push_service: PushService
 ) -> None:
-    phone = push_service.device()
-    await alice.subscribe(phone)
-    question_id = await ask(program, CHOICE)
-    token = await token_for(push_service, phone, question_id)
+    question_id, token = await asked_with_token(program, alice, push_service)
     for forged in tampered(token):
         status, said = await tap(program, question_id, forged)
         assert status in (400, 401), forged
@@ -106,10 +117,7 @@ async def test_a_token_for_another_question_is_refused(
 async def test_an_action_the_notification_did_not_offer_is_refused_and_spends_nothing(
     program: Running, alice: Person, push_service: PushService, action: str
 ) -> None:
-    phone = push_service.device()
-    await alice.subscribe(phone)
-    question_id = await ask(program, CHOICE)
-    token = await token_for(push_service, phone, question_id)
+    question_id, token = await asked_with_token(program, alice, push_service)
     assert (await tap(program, question_id, token, action))[0] == 400
     assert (await outcome(program, question_id))["status"] == "pending"
     assert (await tap(program, question_id, token, "o0"))[0] == 200
@@ -119,10 +127,7 @@ async def test_an_action_the_notification_did_not_offer_is_refused_and_spends_no
 async def test_a_garbage_body_is_refused(
     program: Running, alice: Person, push_service: PushService, body: bytes
 ) -> None:
-    phone = push_service.device()
-    await alice.subscribe(phone)
-    question_id = await ask(program, CHOICE)
-    token = await token_for(push_service, phone, question_id)
+    question_id, token = await asked_with_token(program, alice, push_service)
     url = f"{program.base_url}/push/answer/{question_id}"
     bearer = {"Authorization": f"Bearer {token}"}
     async with aiohttp.ClientSession() as worker, worker.post(url, data=body, headers=bearer) as reply:
@@ -133,10 +138,7 @@ async def test_a_garbage_body_is_refused(
 async def test_a_question_that_needs_words_cannot_be_answered_by_a_button(
     program: Running, alice: Person, push_service: PushService
 ) -> None:
-    phone = push_service.device()
-    await alice.subscribe(phone)
-    question_id = await ask(program, {"id": "why", "question": "Why?"})
-    token = await token_for(push_service, phone, question_id)
+    question_id, token = await asked_with_token(program, alice, push_service, {"id": "why", "question": "Why?"})
     assert (await tap(program, question_id, token, "o0"))[0] == 400
     assert (await outcome(program, question_id))["status"] == "pending"
 
@@ -144,10 +146,7 @@ async def test_a_question_that_needs_words_cannot_be_answered_by_a_button(
 async def test_after_the_question_is_answered_elsewhere_the_button_is_refused(
     program: Running, provider: Provider, alice: Person, push_service: PushService
 ) -> None:
-    phone = push_service.device()
-    await alice.subscribe(phone)
-    question_id = await ask(program, CHOICE)
-    token = await token_for(push_service, phone, question_id)
+    question_id, token = await asked_with_token(program, alice, push_service)
     async with signed_in(program, provider, "bob@other.org") as bob:
         form = {"csrf": bob.csrf, "q0": "0", "action": "send"}
         url = f"{program.base_url}/questions/{question_id}/answer"
@@ -161,10 +160,7 @@ async def test_after_the_question_is_answered_elsewhere_the_button_is_refused(
 async def test_after_the_question_is_cancelled_the_button_is_refused(
     program: Running, alice: Person, push_service: PushService
 ) -> None:
-    phone = push_service.device()
-    await alice.subscribe(phone)
-    question_id = await ask(program, CHOICE)
-    token = await token_for(push_service, phone, question_id)
+    question_id, token = await asked_with_token(program, alice, push_service)
     async with aiohttp.ClientSession() as agent, agent.delete(f"{program.base_url}/v1/questions/{question_id}") as gone:
         assert gone.status < 300
     assert (await tap(program, question_id, token))[0] == 409
@@ -179,10 +175,7 @@ async def test_after_the_question_expired_the_button_is_refused(
         serving(provider, tmp_path / "a.db", expiring) as program,
         signed_in(program, provider, "alice@example.org") as alice,
     ):
-        phone = push_service.device()
-        await alice.subscribe(phone)
-        question_id = await ask(program, CHOICE)
-        token = await token_for(push_service, phone, question_id)
+        question_id, token = await asked_with_token(program, alice, push_service)
         with anyio.fail_after(20):
             while (await outcome(program, question_id))["status"] == "pending":
                 await anyio.sleep(0.1)
@@ -194,9 +187,7 @@ async def test_a_device_turned_off_can_no_longer_answer(
     program: Running, alice: Person, push_service: PushService
 ) -> None:
     phone = push_service.device()
-    await alice.subscribe(phone)
-    question_id = await ask(program, CHOICE)
-    token = await token_for(push_service, phone, question_id)
+    question_id, token = await asked_with_token(program, alice, push_service, phone=phone)
     url = program.base_url + "/push/subscriptions"
     async with alice.session.delete(url, json={"endpoint": phone.endpoint}, headers=alice.headers) as reply:
         assert reply.status == 200
@@ -216,7 +207,7 @@ async def test_two_devices_of_one_person_give_one_approval(
         await alice.subscribe(phone)
         await alice.subscribe(laptop)
         await bob.subscribe(bobs)
-        question_id = await ask(program, PLAN)
+        question_id = await ask(program, PLAN_REVIEW)
         status, said = await tap(program, question_id, await token_for(push_service, phone, question_id))
         assert status == 200 and "1 of 2" in said["message"]
         status, said = await tap(program, question_id, await token_for(push_service, laptop, question_id))

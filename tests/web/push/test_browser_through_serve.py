@@ -5,29 +5,17 @@ worker shows it and answers from its button as that person, and turning notifica
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, async_playwright, expect
+from playwright.async_api import Browser, expect
 
 from bot.program import Running
-from tests.system_packages import require_debian_package
 from tests.web.push.push_service import PushService, unb64
 from tests.web.push.rig import CHOICE, ask, outcome
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.web.test_push_browser import notifications, stub_push_manager
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
-
-
-@pytest.fixture
-async def chromium() -> AsyncIterator[Browser]:
-    require_debian_package("chromium", CHROMIUM, why="the browser tests drive a real Chromium")
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield launched
-        await launched.close()
 
 
 async def kept_endpoints(program: Running) -> list[str]:

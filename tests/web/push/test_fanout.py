@@ -10,9 +10,10 @@ import anyio
 import pytest
 
 from bot.program import Running
+from tests.web.helpers import PLAN_REVIEW
 from tests.web.oidc_provider import Provider
 from tests.web.push.push_service import PushService
-from tests.web.push.rig import CHOICE, PLAN, Person, ask, push_of, serving, settled, signed_in
+from tests.web.push.rig import CHOICE, Person, ask, push_of, serving, settled, signed_in
 
 pytestmark = pytest.mark.anyio
 
@@ -44,7 +45,7 @@ async def test_a_question_that_needs_words_gets_no_buttons(
     phone = push_service.device()
     await alice.subscribe(phone)
     await ask(program, {"id": "why", "question": "Why did the build fail?"})
-    await ask(program, PLAN)
+    await ask(program, PLAN_REVIEW)
     pushes = await push_service.wait_for(phone, 2)
     by_question = {push.payload["body"]: push.payload for push in pushes if push.payload}
     assert by_question["Why did the build fail?"]["actions"] == []
