@@ -63,7 +63,9 @@ class PostgresChangeFeed:
         while True:
             try:
                 connection = await self.store.listener()
-                async with connection:
+                # Not `async with connection`: on a cancellation its exit awaits a rollback first, which the
+                # cancellation interrupts, and the connection would be left open for the garbage collector.
+                try:
                     await connection.execute(f"LISTEN {CHANNEL}")
                     delay = self.timing.retry_min
                     if lost:
@@ -79,6 +81,8 @@ class PostgresChangeFeed:
                             self._wake.set()
                         else:
                             self._due()  # an id too long for a payload
+                finally:
+                    await connection.close()
             except (StoreError, psycopg.Error) as error:
                 if not lost:
                     log.warning("the change feed lost %s (%s); reconnecting", self.store.description, error)
