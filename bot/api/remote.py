@@ -79,7 +79,7 @@ class RemoteQuestions:
             )
         request = AskUserQuestionRequest(questions=questions)
         self._service().check(request)
-        if not self._router.routes(agent):
+        if not self._router.takes(agent):
             raise no_provider()
         record = QuestionRecord(
             agent=agent, questions=questions, origin="api", created_at=self._ledger.clock.now(), permission=permission

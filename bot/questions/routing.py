@@ -102,6 +102,10 @@ class Router:
         """Every channel that would take the request, in waterfall order."""
         return [route for channel in self.order if (route := self.route(channel, agent)) is not None]
 
+    def takes(self, agent: AgentRef | None) -> bool:
+        """Whether any channel would take the request: `routes` stopping at the first (checked on every ask)."""
+        return any(self.route(channel, agent) is not None for channel in self.order)
+
     def explain(self, agent: AgentRef | None) -> list[str]:
         """One line per configured answerer saying whether it takes the request and why (`handraise routes`)."""
         lines: list[str] = []

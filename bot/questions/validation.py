@@ -125,10 +125,13 @@ def _check_fields(payload: Any) -> None:
 
 
 def _check_question(item: Mapping[str, Any], where: str) -> None:
+    # The optional texts are checked only when sent (most asks leave them out): it runs for every question asked.
     _text(item.get("id"), where, ".id", MAX_ID, required=True)
     _text(item.get("question"), where, ".question", MAX_QUESTION, required=True, multiline=True)
-    _text(item.get("header"), where, ".header", MAX_HEADER)
-    _text(item.get("detail"), where, ".detail", MAX_DETAIL, multiline=True)
+    if (header := item.get("header")) is not None:
+        _text(header, where, ".header", MAX_HEADER)
+    if (detail := item.get("detail")) is not None:
+        _text(detail, where, ".detail", MAX_DETAIL, multiline=True)
     intent = item.get("intent")
     if isinstance(intent, MAPPING):
         _text(intent.get("approve"), where, ".intent.approve", MAX_LABEL)
@@ -143,7 +146,8 @@ def _check_question(item: Mapping[str, Any], where: str) -> None:
             label = option.get("label")
             at = f"{where}.options[{index}]"
             _text(label, at, ".label", MAX_LABEL, required=True)
-            _text(option.get("description"), at, ".description", MAX_DESCRIPTION, multiline=True)
+            if (description := option.get("description")) is not None:
+                _text(description, at, ".description", MAX_DESCRIPTION, multiline=True)
             if isinstance(label, str):
                 labels[index] = label
     # A reply like "yes" must pick one option, so labels may not differ only in case or surrounding spaces.

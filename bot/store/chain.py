@@ -48,11 +48,21 @@ def chain_hash(
     detail_json: str,
 ) -> str:
     """The hash of one row given the previous row's (the module's docstring says the encoding)."""
-    fields = (prev, str(seq), at, question_id, kind, channel, actor, detail_json)
-    text = "".join(["-," if value is None else f"{len(value)}:{value}," for value in fields])
+    number = str(seq)
+    # One f-string rather than a join over the eight fields (two per question asked, one per answer): the fields
+    # that may be None are the middle three.
+    text = (
+        f"{len(prev)}:{prev},{len(number)}:{number},{len(at)}:{at},{_counted(question_id)}{len(kind)}:{kind},"
+        f"{_counted(channel)}{_counted(actor)}{len(detail_json)}:{detail_json},"
+    )
     if not text.isascii():  # then a length in characters is not one in UTF-8 bytes: count the bytes
+        fields = (prev, number, at, question_id, kind, channel, actor, detail_json)
         text = "".join(["-," if value is None else f"{len(_utf8(value))}:{value}," for value in fields])
     return hashlib.sha256(_utf8(text)).hexdigest()
+
+
+def _counted(value: str | None) -> str:
+    return "-," if value is None else f"{len(value)}:{value},"
 
 
 def _utf8(text: str) -> bytes:

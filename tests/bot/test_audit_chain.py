@@ -3,6 +3,7 @@ replicas, and an edited or cut log named at its first broken row (`bot.store.cha
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 import sqlite3
@@ -298,3 +299,25 @@ def test_an_append_undone_by_a_rollback_is_not_chained_to(tmp_path: Path, groupe
         rows = store.audit_rows()
     assert [row.actor for row in rows] == ["kept", "after"]
     assert verify(rows).lines() == ["2 rows checked"]
+
+
+@pytest.mark.parametrize(
+    ("question_id", "channel", "actor", "detail"),
+    [
+        ("q_1", "web", "ana", '{"agent":"a"}'),
+        (None, None, None, "{}"),
+        ("q_2", None, "zoë", '{"text":"naïve ✓"}'),
+        ("q_\ud800", "slack", None, "{}"),
+    ],
+)
+def test_a_rows_hash_is_sha256_of_its_fields_each_prefixed_with_its_utf8_length(
+    question_id: str | None, channel: str | None, actor: str | None, detail: str
+) -> None:
+    """The encoding other tools verify the chain by: `len:value,` per field in UTF-8 bytes, `-,` for none."""
+    fields = ("b" * 64, "7", "2026-12-06T07:00:00.000000Z", question_id, "asked", channel, actor, detail)
+    text = b"".join(
+        b"-," if value is None else b"%d:%s," % (len(encoded := value.encode("utf-8", "surrogatepass")), encoded)
+        for value in fields
+    )
+    expected = hashlib.sha256(text).hexdigest()
+    assert chain_hash("b" * 64, 7, fields[2], question_id, "asked", channel, actor, detail) == expected
