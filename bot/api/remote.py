@@ -15,8 +15,8 @@ import anyio
 
 from bot.errors import BotErrorCode
 from bot.logs.context import log_about
-from bot.questions.ledger import Ledger
-from bot.questions.routing import Router
+from bot.questions.ledger import Answering, Ledger
+from bot.questions.routing import Route, Router
 from bot.questions.tasks import TaskBag
 from bot.store.errors import StoreUnavailable
 from bot.store.records import AgentRef, NewDelivery, QuestionRecord, QuestionStatus, Resolution
@@ -84,22 +84,47 @@ class RemoteQuestions:
         record = QuestionRecord(
             agent=agent, questions=questions, origin="api", created_at=self._ledger.clock.now(), permission=permission
         )
-        delivery = self._delivery_with(record)
+        first = self._first_answerer(record.agent)
+        delivery = first[0].delivery_with_question(record, first[1]) if first is not None else None
         started = time.perf_counter()
         await self._ledger.store.create_question(record, delivery)
         await self._ledger.announce(record, time.perf_counter() - started)
-        if not self._ledger.closing:  # else stored and pending: the next owner (or this one restarted) runs it
+        if self._ledger.closing:  # stored and pending: the next owner (or this one restarted) runs it
+            return record
+        if first is not None and delivery is not None and first[0].only_waits(first[1]):
+            await self._show_and_hold(first[0], first[1], record, request, delivery)
+        else:
             self._start(record, new=True, request=request, delivery=delivery)
         return record
 
-    def _delivery_with(self, record: QuestionRecord) -> NewDelivery | None:
-        """The delivery to store with a new question: that of the first answerer of the waterfall that takes it,
-        when showing it there takes only that row (the web inbox); None when it sends something out."""
+    def _first_answerer(self, agent: AgentRef | None) -> tuple[Answering, Route] | None:
+        """The first answerer of the waterfall that takes `agent`'s questions, with its route; the ledger lists the
+        answerers in the waterfall's order."""
         for answerer in self._ledger.answerers:
-            route = answerer.route_for(record.agent)
+            route = answerer.route_for(agent)
             if route is not None:
-                return answerer.delivery_with_question(record, route)
+                return answerer, route
         return None
+
+    async def _show_and_hold(
+        self,
+        answerer: Answering,
+        route: Route,
+        record: QuestionRecord,
+        request: AskUserQuestionRequest,
+        delivery: NewDelivery,
+    ) -> None:
+        """Show a new question where its delivery was stored, and hold it here until it ends, with no task: its
+        first answerer only waits (`only_waits`), and an answer, a cancel or a long poll finds the held copy. When
+        showing fails the question takes the usual way (a task that shows it again and deals with the failure: a
+        store that cannot write is retried), so nothing acknowledged is left unshown."""
+        pending = self._ledger.bind(request, record, new=True, stored_delivery=delivery)
+        try:
+            await answerer.show_stored(pending, route)
+        except BaseException as failure:
+            self._start(record, new=True, request=request, delivery=delivery)
+            if not isinstance(failure, Exception):
+                raise  # cancelled: the task shows it all the same
 
     def resume(self, records: list[QuestionRecord]) -> int:
         """Start waiting again for the pending API questions among `records` (this replica's, from the store: after

@@ -186,6 +186,17 @@ class ChannelAnswerer:
         sent = self.channel.known_delivery(record)
         return None if sent is None else NewDelivery(self.name, sent.key, self._ref(sent, route))
 
+    def only_waits(self, route: Route) -> bool:
+        """Whether a question shown here on `route` needs nothing of this answerer until it ends: nothing sent out,
+        no timers or approvals to follow, no outcome to show. A new API question that comes here first is then shown
+        and held with no task of its own (`RemoteQuestions.ask`): the task would only wait."""
+        return not self.channel.sends_out and not self._shows_outcome and _nothing_to_do_meanwhile(route)
+
+    async def show_stored(self, pending: PendingQuestion, route: Route) -> None:
+        """Show a new question whose delivery here was stored with it (`delivery_with_question`), as a call of this
+        answerer would before it waits."""
+        await self._deliver(pending, route)
+
     async def __call__(self, request: AskUserQuestionRequest, next_: Next) -> AskUserQuestionAnswer:
         # No local for the agent's snapshot: this frame lives as long as the question waits.
         route = self.router.route(self.name, AgentRef.from_agent(request.agent) if request.agent is not None else None)

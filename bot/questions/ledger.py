@@ -51,6 +51,14 @@ class Answering(Protocol):
         """The delivery to store with the new question `record` when showing it only takes that row; else None."""
         ...
 
+    def only_waits(self, route: Route) -> bool:
+        """Whether a question shown here on `route` needs nothing of it until the question ends."""
+        ...
+
+    async def show_stored(self, pending: PendingQuestion, route: Route) -> None:
+        """Show a new question whose delivery here was stored with it."""
+        ...
+
     @property
     def name(self) -> str:
         """Its channel's name."""
