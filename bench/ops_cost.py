@@ -15,7 +15,8 @@ Run: `uv run python bench/ops_cost.py [ROUNDS] [PER_ROUND] [--before REV] [--als
 Each round asks PER_ROUND questions of each server with 32 clients, then answers them in the web inbox, the servers
 taking turns at going first, and waits 3 s after the answers (the sender polls its queue every 2 s). Prints, per
 round and as medians, each server's rates and the CPU its process spent (user + system, every thread) per ask, per
-answer and per question (ask, answer and whatever followed them until the next round). Target (#32 item 6): the
+answer and per question (ask, answer and whatever followed them until the next round), and, against `before`, the
+medians of each round's own ratios (the machine's speed drifts over a run by more than 5 %). Target (#32 item 6): the
 operating features cost at most 5 % of API throughput. Commits other than #32's lie between `before` and `after`
 (the benchmark says what the code costs then and now, not which commit made the difference).
 """
@@ -144,6 +145,30 @@ async def measure(rounds: int, per_round: int, servers: dict[str, tuple[Server, 
                     f"{kind} {(medians[kind] / statistics.median(cpu[base, kind]) - 1) * 100:+.1f} %" for kind in kinds
                 )
                 print(f"       against {base}: CPU per {change}")
+                print(f"       paired by round: {paired(rates, cpu, target.name, base, rounds)}")
+
+
+def paired(
+    rates: dict[tuple[str, str], list[float]],
+    cpu: dict[tuple[str, str], list[float]],
+    name: str,
+    base: str,
+    rounds: int,
+) -> str:
+    """The medians of each round's own ratio against `base` (the two ran back to back in that round), with their
+    quartiles: the machine's speed drifts over a run by more than the 5 % this benchmark is after, and a ratio taken
+    within a round cancels most of that drift."""
+
+    def summary(label: str, ratios: list[float]) -> str:
+        low, _, high = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
+        return f"{label} x{statistics.median(ratios):.3f} (quartiles {low:.2f} to {high:.2f})"
+
+    asks = [rates[name, "ask"][i] / rates[base, "ask"][i] for i in range(rounds)]
+    answers = [rates[name, "answer"][i] / rates[base, "answer"][i] for i in range(rounds)]
+    per_question = [cpu[name, "question"][i] / cpu[base, "question"][i] for i in range(rounds)]
+    return ", ".join(
+        (summary("asks/s", asks), summary("answers/s", answers), summary("CPU per question", per_question))
+    )
 
 
 def main() -> None:
