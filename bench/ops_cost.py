@@ -1,9 +1,10 @@
 """What #32's operating features cost an API ask and an inbox answer: `handraise serve` from a commit before them
 beside the working tree, in one run, taking turns.
 
-Run: `uv run python bench/ops_cost.py [ROUNDS] [PER_ROUND] [--before REV] [--also REV]…` (defaults 6, 2000, and
-`b95288c`: main just before #32's first merge, `ef5e9da^`). The commit's `bot` and `core` packages are unpacked with
-`git archive` into a temporary directory and run with this interpreter. Three servers start on fresh stores:
+Run: `uv run python bench/ops_cost.py [ROUNDS] [PER_ROUND] [--before REV] [--also REV]… [--without-webhook]`
+(defaults 6, 2000, and `b95288c`: main just before #32's first merge, `ef5e9da^`). The commit's `bot` and `core`
+packages are unpacked with `git archive` into a temporary directory and run with this interpreter. Three servers
+start on fresh stores:
 
 - `before`: the commit's code (no metrics, no audit chain, no webhook queue, no JSON logs);
 - `after`: the working tree as configured by default (metrics and the audit chain on; no webhook, so nothing is
@@ -11,6 +12,9 @@ Run: `uv run python bench/ops_cost.py [ROUNDS] [PER_ROUND] [--before REV] [--als
 - `after+json+webhook`: the working tree with `log_format = "json"` and one `[[webhooks]]` to a receiver in this
   process that answers 204, so every answer also queues a delivery in its commit and the sender posts it;
 - one more for each `--also REV`, run as `before` is (to find which commit between two made a difference).
+
+`--without-webhook` leaves the third out: two servers taking turns measure the default features' cost with less
+noise (the third's webhook sender and receiver, and its CPU, fall into the others' rounds).
 
 Each round asks PER_ROUND questions of each server with 32 clients, then answers them in the web inbox, the servers
 taking turns at going first, and waits 3 s after the answers (the sender polls its queue every 2 s). Prints, per
@@ -179,6 +183,9 @@ def main() -> None:
         revision = args[at + 1]
         del args[at : at + 2]
     also: list[str] = []
+    with_webhook = "--without-webhook" not in args
+    if not with_webhook:
+        args.remove("--without-webhook")
     while "--also" in args:
         at = args.index("--also")
         also.append(args[at + 1])
@@ -195,10 +202,16 @@ def main() -> None:
             cases = [
                 ("before", "", {"PYTHONPATH": str(code)}),
                 ("after", "", {}),
-                (
-                    "after+json+webhook",
-                    f'log_format = "json"\n[[webhooks]]\nurl = "{url}"\nsecret_env = "{SECRET_ENV}"\n',
-                    {SECRET_ENV: "bench-secret"},
+                *(
+                    [
+                        (
+                            "after+json+webhook",
+                            f'log_format = "json"\n[[webhooks]]\nurl = "{url}"\nsecret_env = "{SECRET_ENV}"\n',
+                            {SECRET_ENV: "bench-secret"},
+                        )
+                    ]
+                    if with_webhook
+                    else []
                 ),
                 *((rev, "", {"PYTHONPATH": str(path)}) for rev, path in others.items()),
             ]
