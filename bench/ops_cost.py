@@ -199,22 +199,11 @@ def main() -> None:
 
         async def run() -> None:
             hook, url, received = await receiver()
-            cases = [
-                ("before", "", {"PYTHONPATH": str(code)}),
-                ("after", "", {}),
-                *(
-                    [
-                        (
-                            "after+json+webhook",
-                            f'log_format = "json"\n[[webhooks]]\nurl = "{url}"\nsecret_env = "{SECRET_ENV}"\n',
-                            {SECRET_ENV: "bench-secret"},
-                        )
-                    ]
-                    if with_webhook
-                    else []
-                ),
-                *((rev, "", {"PYTHONPATH": str(path)}) for rev, path in others.items()),
-            ]
+            cases = [("before", "", {"PYTHONPATH": str(code)}), ("after", "", {})]
+            if with_webhook:
+                webhook = f'log_format = "json"\n[[webhooks]]\nurl = "{url}"\nsecret_env = "{SECRET_ENV}"\n'
+                cases.append(("after+json+webhook", webhook, {SECRET_ENV: "bench-secret"}))
+            cases += [(rev, "", {"PYTHONPATH": str(path)}) for rev, path in others.items()]
             processes: list[subprocess.Popen[str]] = []
             try:
                 servers: dict[str, tuple[Server, str]] = {}
