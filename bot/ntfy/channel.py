@@ -62,15 +62,10 @@ class NtfyChannel(Channel):
     # --- the shared base's side ----------------------------------------------------------------------------------
 
     async def deliver(self, question: QuestionRecord, route: Route) -> Sent:
-        subscription = route.subscription
-        if not isinstance(subscription, NtfySubscription):
-            raise DeliveryError("ntfy: no [[ntfy.subscriptions]] entry names a topic; add one with topic")
-        person = subscription.answerer
-
-        def tap_token(index: int, option: int) -> str:
-            return self._taps.issue(question.id, person, choice=(index, option))
-
-        message = render.render_question(question, subscription.topic, self.public_url, tap_token)
+        subscription = _subscription(route)
+        message = render.render_question(
+            question, subscription.topic, self.public_url, self._tap_tokens(question, subscription)
+        )
         try:
             message_id = await self.publisher.publish(message)
         except PublishError as failure:
@@ -79,6 +74,15 @@ class NtfyChannel(Channel):
             ) from None
         return Sent(key=question.id, ref=NtfyRef(topic=subscription.topic, message_id=message_id))
 
+    def _tap_tokens(self, question: QuestionRecord, subscription: NtfySubscription) -> render.TapToken:
+        """Signs the taps of `question`'s actions for the topic's person (a fresh token for each tap offered)."""
+        person = subscription.answerer
+
+        def tap_token(index: int, option: int) -> str:
+            return self._taps.issue(question.id, person, choice=(index, option))
+
+        return tap_token
+
     def _advice(self, failure: PublishError) -> str:
         advice = ADVICE.get(failure.status, "see the server's message above")
         return advice.format(token_env=self.settings.token_env, server=self.settings.server)
@@ -86,6 +90,20 @@ class NtfyChannel(Channel):
     async def close_out(self, question: QuestionRecord, delivery: Delivery) -> None:
         ref = NtfyRef.model_validate(delivery.ref)
         await self.publisher.publish(render.render_outcome(question, ref.topic, self.public_url, self._titles))
+
+    async def remind(self, question: QuestionRecord, delivery: Delivery, route: Route) -> None:
+        """Publish the question again to its topic, titled as a reminder, with its actions (first tap wins)."""
+        ref = NtfyRef.model_validate(delivery.ref)
+        subscription = _subscription(route)
+        tap_token = self._tap_tokens(question, subscription)
+        await self.publisher.publish(
+            render.render_reminder(question, ref.topic, self.public_url, tap_token, question.reminders)
+        )
+
+    async def show_progress(self, question: QuestionRecord, delivery: Delivery, needed: int) -> None:
+        """Publish how many have approved so far to the question's topic (ntfy cannot edit what it sent)."""
+        ref = NtfyRef.model_validate(delivery.ref)
+        await self.publisher.publish(render.render_progress(question, ref.topic, self.public_url, needed))
 
     def add_routes(self, app: web.Application) -> None:
         """Serve the taps of ntfy's action buttons at `/ntfy/taps`."""
@@ -124,6 +142,13 @@ class NtfyChannel(Channel):
         if isinstance(outcome, Spent):
             return _say(409, "This button was already used. Nothing was changed.")
         return _reply(outcome)
+
+
+def _subscription(route: Route) -> NtfySubscription:
+    subscription = route.subscription
+    if not isinstance(subscription, NtfySubscription):
+        raise DeliveryError("ntfy: no [[ntfy.subscriptions]] entry names a topic; add one with topic")
+    return subscription
 
 
 def _say(status: int, text: str) -> web.Response:

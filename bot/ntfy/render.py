@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
+from bot.questions.approvals import progress
 from bot.store.records import QuestionRecord
 from core import AskUserQuestionItem
 
@@ -21,6 +22,7 @@ MAX_ACTIONS = 3
 """ntfy shows at most three action buttons."""
 CUT = "…"
 ASKED_PRIORITY = 4
+PROGRESS_PRIORITY = 3
 OUTCOME_PRIORITY = 2
 OPEN_LABEL = "Open question"
 
@@ -109,6 +111,32 @@ def render_question(record: QuestionRecord, topic: str, public_url: str, tap_tok
         "priority": ASKED_PRIORITY,
         "tags": ["raising_hand"],
         "actions": actions,
+    }
+
+
+def render_reminder(
+    record: QuestionRecord, topic: str, public_url: str, tap_token: TapToken, count: int
+) -> dict[str, Any]:
+    """A reminder: the question published again, as it was (its actions answer it too, each with a token of its
+    own), titled as reminder `count`. ntfy cannot bring back a notification that was swiped away, so a new one
+    it is."""
+    message = render_question(record, topic, public_url, tap_token)
+    message["title"] = _cut_chars(f"Reminder {count}: {message['title']}", MAX_TITLE)
+    message["tags"] = ["alarm_clock"]
+    return message
+
+
+def render_progress(record: QuestionRecord, topic: str, public_url: str, needed: int) -> dict[str, Any]:
+    """How far a question that needs `needed` approvals has come ("1 of 2 approvals: alice@example.org"), with nothing
+    to tap: the question's own notification still carries its actions, and an approver counts once."""
+    asked = record.questions[0].question if record.questions else ""
+    return {
+        "topic": topic,
+        "title": _cut_chars(f"{progress(record, needed)} — waiting for more", MAX_TITLE),
+        "message": cut_bytes(asked, MAX_MESSAGE_BYTES),
+        "click": page_url(public_url, record.id),
+        "priority": PROGRESS_PRIORITY,
+        "tags": ["hourglass_flowing_sand"],
     }
 
 

@@ -272,3 +272,36 @@ async def test_after_a_restart_a_used_button_stays_used_and_the_others_still_ans
         assert (await agent.outcome(question_id, wait=0))["status"] == "pending"
         assert (await agent.fake.tap(message, "Yes"))[0] == 200
         assert (await agent.outcome(question_id))["answer"]["answers"][0]["selected"] == ["Yes"]
+
+
+async def test_a_reminder_is_published_with_its_own_taps_and_the_first_tap_from_either_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with serving(tmp_path, monkeypatch, 'remind_every = "1s"\nremind_max = 1\n') as agent:
+        question_id, message = await agent.ask(question())
+        reminder = await agent.fake.until(2)
+        assert reminder["title"] == "Reminder 1: deploy-bot asks" and reminder["message"] == "Deploy to production?"
+        assert [action["label"] for action in reminder["actions"]] == ["Yes", "No"]
+        status, text = await agent.fake.tap(reminder, "No")
+        assert status == 200, text
+        outcome = await agent.outcome(question_id)
+        assert outcome["answer"] == {"answers": [{"id": "q1", "selected": ["No"]}]}
+        assert (await agent.fake.tap(message, "Yes"))[0] == 409  # the first notification's button, too late
+        follow_up = await agent.fake.until(3)
+        assert follow_up["title"].startswith("Answered by") and not follow_up["actions"]
+        await anyio.sleep(1.2)
+        assert len(agent.fake.published) == 3  # remind_max = 1, and never a reminder once it is over
+
+
+async def test_approval_progress_is_published_and_the_question_waits_for_the_next_approver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with serving(tmp_path, monkeypatch, "approvals = 2\n") as agent:
+        question_id, message = await agent.ask(question("Ship the plan?", ["Approve", "Deny"]))
+        status, text = await agent.fake.tap(message, "Approve")
+        assert status == 200, text
+        progress = await agent.fake.until(2)
+        assert progress["title"] == f"1 of 2 approvals: {PERSON} — waiting for more"
+        assert progress["message"] == "Ship the plan?" and not progress["actions"]
+        pending = await agent.outcome(question_id, wait=0)
+        assert pending["status"] == "pending" and pending["approvedBy"] == [PERSON]
