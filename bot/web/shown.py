@@ -33,7 +33,10 @@ class ShownQuestions:
         """Other replicas' changes went uncounted while no page listened."""
 
     async def show(self, record: QuestionRecord) -> None:
-        """`record` is now in the inbox: count it, and tell open pages."""
+        """`record` is now in the inbox: count it, and tell open pages. Showing it again while it waits changes
+        nothing (a showing that failed after the inbox showed it is tried again by the question's task)."""
+        if record.id in self._showing:
+            return
         if self.waiting is not None:
             self.waiting += 1
         else:

@@ -116,6 +116,18 @@ async def test_the_first_api_question_is_counted_once_though_its_delivery_was_st
     await tasks.close()
 
 
+async def test_a_question_shown_again_while_it_waits_is_counted_once(
+    anonymous: Client, inbox: WebInbox, store: Store
+) -> None:
+    record = web_question(store, choice())
+    stream = await anonymous.get("/events", headers={"Authorization": f"Bearer {TOKEN}"})
+    await inbox.shown.show(record)
+    assert (await next_event(stream))["waiting"] == 1
+    await inbox.shown.show(record)  # again, as a showing tried again after a failure does
+    assert inbox.shown.waiting == 1 and len(inbox.shown.feed.backlog) == 1
+    stream.close()
+
+
 async def test_events_count_every_waiting_question_not_only_those_on_the_page(
     client: Client, ctx: Context, store: Store
 ) -> None:
