@@ -76,6 +76,11 @@ class DurabilityBarrier:
         """How many commits it has counted: a figure for benchmarks and tests."""
         return self._commits
 
+    @property
+    def idle(self) -> bool:
+        """Whether the fsync thread sleeps, waiting to be woken: for tests whose next round must start from rest."""
+        return self._idle
+
     def committed(self) -> None:
         """Count one commit; call it after the COMMIT returned, before anyone learns of the write."""
         self._commits += 1
