@@ -129,14 +129,22 @@ def render_reminder(
 def render_progress(record: QuestionRecord, topic: str, public_url: str, needed: int) -> dict[str, Any]:
     """How far a question that needs `needed` approvals has come ("1 of 2 approvals: alice@example.org"), with nothing
     to tap: the question's own notification still carries its actions, and an approver counts once."""
+    title = f"{progress(record, needed)} — waiting for more"
+    return _follow_up(record, topic, public_url, title, PROGRESS_PRIORITY, "hourglass_flowing_sand")
+
+
+def _follow_up(
+    record: QuestionRecord, topic: str, public_url: str, title: str, priority: int, tag: str
+) -> dict[str, Any]:
+    """A notification about `record` with nothing to tap: `title`, the (first) question's text, a click to its page."""
     asked = record.questions[0].question if record.questions else ""
     return {
         "topic": topic,
-        "title": _cut_chars(f"{progress(record, needed)} — waiting for more", MAX_TITLE),
+        "title": _cut_chars(title, MAX_TITLE),
         "message": cut_bytes(asked, MAX_MESSAGE_BYTES),
         "click": page_url(public_url, record.id),
-        "priority": PROGRESS_PRIORITY,
-        "tags": ["hourglass_flowing_sand"],
+        "priority": priority,
+        "tags": [tag],
     }
 
 
@@ -146,7 +154,6 @@ _ENDED = {"cancelled": "Cancelled", "expired": "Expired", "failed": "Failed"}
 def render_outcome(record: QuestionRecord, topic: str, public_url: str, titles: dict[str, str]) -> dict[str, Any]:
     """The follow-up published when a question ends other than by a tap here (ntfy cannot edit what it sent): who
     answered, where, or that it was cancelled or expired, so that nobody taps a question that is over."""
-    asked = record.questions[0].question if record.questions else ""
     if record.status == "answered":
         where = titles.get(record.answered_via or "", record.answered_via or "handraise")
         headline = f"Answered by {record.answered_by or 'someone'} in {where}"
@@ -154,11 +161,5 @@ def render_outcome(record: QuestionRecord, topic: str, public_url: str, titles: 
         headline = _ENDED.get(record.status, record.status.capitalize())
         if record.error_message:
             headline += f": {record.error_message}"
-    return {
-        "topic": topic,
-        "title": _cut_chars(f"{headline} — nothing more to do", MAX_TITLE),
-        "message": cut_bytes(asked, MAX_MESSAGE_BYTES),
-        "click": page_url(public_url, record.id),
-        "priority": OUTCOME_PRIORITY,
-        "tags": ["white_check_mark" if record.status == "answered" else "no_entry_sign"],
-    }
+    tag = "white_check_mark" if record.status == "answered" else "no_entry_sign"
+    return _follow_up(record, topic, public_url, f"{headline} — nothing more to do", OUTCOME_PRIORITY, tag)
