@@ -7,7 +7,10 @@ the same form and answer the row with one conditional UPDATE; WAL, `synchronous 
 file shared by every commit made before it started before each acknowledgement — the durability handraise gives),
 and the non-durable floor (the same with no fsync at all: a power loss may take acknowledged writes). Each round asks
 PER_ROUND questions of each server with 32 concurrent clients, then answers them all, the servers taking turns at
-going first. Prints each round, then the medians of the per-round ratios, and the ask latency percentiles.
+going first. Prints each round, then the medians of the per-round ratios, and the ask latency percentiles, and
+what else each server's phases used: its share of one core, the clients' CPU per request (this process), and how
+many of the machine's CPUs were busy — a server at a full core is bound by its own event loop, a floor whose clients
+take a full core is bound by them.
 
 With `--postgres` (as root or a user who may run PostgreSQL), both run on PostgreSQL instead, each on a throwaway
 cluster of its own with fsync and synchronous_commit on: `serve` through `[store] url_env`, the floor as
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import secrets
 import sqlite3
@@ -34,7 +38,7 @@ from pathlib import Path
 import aiohttp
 import api_floor_pg
 from aiohttp import web
-from serving import cpu_seconds, free_port, in_parallel, inbox_token, start_python, start_serve
+from serving import cpu_seconds, free_port, in_parallel, inbox_token, machine_busy, start_python, start_serve
 
 from bot.store.sqlite.sync import DurabilityBarrier
 
@@ -105,6 +109,28 @@ class Server:
         self.base = base
         self.pid = pid
         self.database = database
+
+
+class Load:
+    """What a phase (asking, or answering) used besides the server's CPU per request: the server's share of one
+    core, this process's CPU per request (the clients), and the share of the machine in use. A server at one full
+    core while the machine has room is bound by its own event loop; a rate bounded by the clients' CPU says as much
+    of the clients as of the server."""
+
+    def __init__(self, server: Server) -> None:
+        self.pid = server.pid
+        self.started = time.perf_counter()
+        self.server = cpu_seconds(server.pid)
+        self.clients = time.process_time()
+        self.machine = machine_busy()
+
+    def since(self, count: int) -> tuple[float, float, float]:
+        """The server's share of one core, the clients' CPU seconds per request, and the CPUs in use (0 to all)."""
+        elapsed = time.perf_counter() - self.started
+        busy, total = machine_busy()
+        in_use = (os.cpu_count() or 1) * (busy - self.machine[0]) / max(total - self.machine[1], 1)
+        server = (cpu_seconds(self.pid) - self.server) / elapsed
+        return server, (time.process_time() - self.clients) / count, in_use
 
 
 class Target:
@@ -200,6 +226,7 @@ async def measure(rounds: int, per_round: int, handraise: Server, token: str, fl
         cpu: dict[tuple[str, str], list[tuple[float, float]]] = {
             (target.name, kind): [] for target in targets for kind in ("ask", "answer")
         }
+        loads: dict[tuple[str, str], list[tuple[float, float, float]]] = {key: [] for key in cpu}
         ratios: dict[tuple[str, str], list[float]] = {(name, kind): [] for name in floors for kind in ("ask", "answer")}
         header = f"{'round':>5}  {'handraise asks/s':>16} {'answers/s':>9}"
         for name in floors:
@@ -211,14 +238,16 @@ async def measure(rounds: int, per_round: int, handraise: Server, token: str, fl
             asks: dict[str, float] = {}
             answers: dict[str, float] = {}
             for target in order:
-                before = target.cpu()
+                before, load = target.cpu(), Load(target.server)
                 asks[target.name], ids = await target.ask_many(per_round)
+                loads[target.name, "ask"].append(load.since(per_round))
                 await asyncio.sleep(0.5)  # an ask's CPU includes the delivery that runs after its 202
                 cpu[target.name, "ask"].append(per_request(target.cpu(), before, per_round))
                 if target is handraise_:
                     await wait_delivered(http, handraise_base, ids)
-                before = target.cpu()
+                before, load = target.cpu(), Load(target.server)
                 answers[target.name] = await target.answer_all(ids)
+                loads[target.name, "answer"].append(load.since(per_round))
                 cpu[target.name, "answer"].append(per_request(target.cpu(), before, per_round))
             line = f"{round_ + 1:>5}  {asks['handraise']:>16,.0f} {answers['handraise']:>9,.0f}"
             for name in floors:
@@ -244,6 +273,15 @@ async def measure(rounds: int, per_round: int, handraise: Server, token: str, fl
                     [sum(each) for each in mine],
                     {n: [sum(e) for e in cpu[n, kind]] for n in floors},
                 )
+        cpus = os.cpu_count() or 1
+        for kind in ("ask", "answer"):
+            parts = []
+            for target in targets:
+                server, clients, in_use = (
+                    statistics.median(each) for each in zip(*loads[target.name, kind], strict=True)
+                )
+                parts.append(f"{target.name} {server:.2f} core, clients {clients * 1e6:.0f} µs, {in_use:.2f} CPUs")
+            print(f"while {kind + 'ing':<9} " + "   ".join(parts) + f"   (of {cpus} CPUs)")
         for name in floors:
             target_ratio = "≥ 0.5" if name == "non-durable floor" else "no target"
             for kind, plural in (("ask", "asks"), ("answer", "answers")):

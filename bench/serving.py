@@ -29,6 +29,14 @@ def cpu_seconds(pid: int, *, reaped_children: bool = False) -> float:
     return sum(int(ticks) for ticks in times) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_busy() -> tuple[int, int]:
+    """Clock ticks so far of all CPUs: (busy, total), from /proc/stat; their difference over a span says how much of
+    the machine was in use (a server bound by one core while the rest idles, or every core taken)."""
+    values = [int(field) for field in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle and iowait
+    return sum(values) - idle, sum(values)
+
+
 def start_python(argv: list[str], **popen: Any) -> subprocess.Popen[str]:
     """This interpreter running `argv`, its stdout readable line by line as the lines come."""
     environment = os.environ | {"PYTHONUNBUFFERED": "1"} | popen.pop("env", {})
