@@ -16,6 +16,7 @@ from typing import Any, cast
 import pytest
 from pydantic import ValidationError
 
+from bot.store.chain import verify
 from bot.store.errors import StoreError
 from bot.store.records import SEEN_EVENTS_KEPT, AgentRef, AuditKind, QuestionRecord, Resolution, new_question_id
 from bot.store.sqlite.schema import APPLICATION_ID, statements
@@ -626,3 +627,42 @@ def test_a_question_asked_in_a_group_with_a_write_that_failed_resolves_from_its_
     assert outcomes[0] == (None, None) and isinstance(outcomes[1][1], StoreError)
     resolution = store.resolve(kept.id, "answered", answer=answer(), by="alice", via="web", seen=kept)
     assert resolution.won and resolution.record == store.get_question(kept.id)
+
+
+def statements_during(store: Store, write: Any) -> list[str]:
+    """The SQL statements the store's connection ran during `write()`."""
+    seen: list[str] = []
+    store._db.set_trace_callback(seen.append)  # pyright: ignore[reportPrivateUsage]
+    try:
+        write()
+    finally:
+        store._db.set_trace_callback(None)  # pyright: ignore[reportPrivateUsage]
+    return seen
+
+
+def test_a_group_that_goes_well_runs_its_writes_without_savepoints(store: Store) -> None:
+    asked = [record() for _ in range(3)]
+    ran = statements_during(store, lambda: store.write_together([lambda r=r: store.create_question(r) for r in asked]))
+    assert not [sql for sql in ran if "SAVEPOINT" in sql.upper()]
+    assert [sql for sql in ran if sql.startswith(("BEGIN", "COMMIT"))] == ["BEGIN IMMEDIATE", "COMMIT"]
+    assert all(store.get_question(each.id) == each for each in asked)
+
+
+def test_a_write_that_fails_in_a_group_runs_the_group_again_each_in_a_savepoint_and_each_is_made_once(
+    store: Store,
+) -> None:
+    first, taken, last = record(), record(), record()
+    store.create_question(taken)
+    writes = [
+        lambda: store.create_question(first),
+        lambda: store.create_question(taken),  # its id is taken: this write alone fails
+        lambda: store.create_question(last),
+    ]
+    outcomes: list[Any] = []
+    ran = statements_during(store, lambda: outcomes.extend(store.write_together(writes)))
+    assert outcomes[0] == (None, None) and outcomes[2] == (None, None)
+    assert isinstance(outcomes[1][1], StoreError)
+    assert "ROLLBACK" in ran and [sql for sql in ran if sql.startswith("SAVEPOINT")]
+    assert [kinds_of(store, each.id) for each in (first, taken, last)] == [["asked"]] * 3
+    rows = store.audit_rows()
+    assert verify(rows).lines() == [f"{len(rows)} rows checked"]

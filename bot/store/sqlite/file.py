@@ -36,6 +36,7 @@ class StoreFile:
         self._lock = threading.RLock()  # re-entered by the writes of a group (`write_together`)
         self._barrier = barrier or DurabilityBarrier(None)
         self._grouping = False
+        self._savepoints = True  # inside `write_together`: whether each write of the group is a savepoint
         self._group_failure: StoreError | None = None
 
     @classmethod
@@ -133,20 +134,38 @@ class StoreFile:
         """Run several writes (calls of this store's write methods) as one transaction with one commit: group
         commit, so that concurrent callers share the commit's cost instead of paying one each.
 
-        Each write runs in a savepoint of its own: one that raises is undone alone, and its error is returned in its
-        place as `(None, error)`; the others return `(result, None)`. Raises StoreError (nothing of any of them is
-        recorded) when the transaction itself fails: the disk is full, the file is damaged.
+        A write that raises is undone alone, and its error is returned in its place as `(None, error)`; the others
+        return `(result, None)`. Raises StoreError (nothing of any of them is recorded) when the transaction itself
+        fails: the disk is full, the file is damaged.
+
+        Writes almost never raise, so the group first runs them bare, with no savepoint each (two statements fewer
+        per write). If one does raise, that transaction is rolled back whole and the group runs again, each write in
+        a savepoint of its own: a write's statements are all undone or none, and the writes that went well are
+        made. (A write is a call of a store method: run again on a rolled-back file it does the same.)
         """
+        with self._lock:
+            try:
+                return self._together(writes, savepoints=False)
+            except _Undo:  # nothing of the group was made: again, each write in a savepoint
+                return self._together(writes, savepoints=True)
+
+    def _together(self, writes: Sequence[Callable[[], Any]], *, savepoints: bool) -> list[tuple[Any, Exception | None]]:
+        """One try of `write_together`. Without `savepoints`, raises _Undo (the transaction rolled back) as soon as
+        a write raises or ends the transaction under it."""
         outcomes: list[tuple[Any, Exception | None]] = []
-        with self._lock, self._transaction() as db:
-            self._grouping, self._group_failure = True, None
+        with self._transaction() as db:
+            self._grouping, self._savepoints, self._group_failure = True, savepoints, None
             try:
                 for write in writes:
                     try:
                         outcomes.append((write(), None))
                     except Exception as error:
+                        if not savepoints:
+                            raise _Undo from error
                         outcomes.append((None, error))
                     if self._group_failure is None and not db.in_transaction:
+                        if not savepoints:
+                            raise _Undo
                         self._group_failure = StoreUnavailable(
                             f"the handraise store at {self._path} lost a transaction; nothing was recorded"
                         )
@@ -248,6 +267,10 @@ class StoreFile:
         return StoreError(f"the handraise store at {self._path} failed: {error}")
 
 
+class _Undo(Exception):
+    """A write of a group made without savepoints raised: its transaction is rolled back, to run with them."""
+
+
 class _Reading:
     """What `StoreFile._read` returns. A class rather than a generator: every store call goes through one of these
     two, and a generator-based context manager costs several times as much (≈1.5 µs against 0.3 µs)."""
@@ -272,20 +295,22 @@ class _Reading:
 class _Writing:
     """What `StoreFile._write` returns: a transaction of its own, or a savepoint inside `write_together`'s."""
 
-    __slots__ = ("_file", "_grouped")
+    __slots__ = ("_file", "_grouped", "_saved")
 
     def __init__(self, file: StoreFile) -> None:
         self._file = file
         self._grouped = False
+        self._saved = False
 
     def __enter__(self) -> sqlite3.Connection:
         file = self._file
         file._lock.acquire()
         try:
             self._grouped = file._grouping
-            if self._grouped:
+            self._saved = self._grouped and file._savepoints
+            if self._saved:
                 file._begin_savepoint()
-            else:
+            elif not self._grouped:
                 file._begin()
         except BaseException:
             file._lock.release()
@@ -297,9 +322,10 @@ class _Writing:
     ) -> None:
         file = self._file
         try:
-            if self._grouped:
+            if self._saved:
                 file._end_savepoint(exc)
-            else:
+            elif not self._grouped:
                 file._end(exc)
+            # Grouped without a savepoint: an error goes up to `write_together`, which undoes the whole group.
         finally:
             file._lock.release()

@@ -5,23 +5,19 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection
-from datetime import UTC, datetime
 from typing import Any
 
 from bot.store.records import PushSubscription, utc_now
+from bot.store.sqlite.times import time_text
 
 _COLUMNS = "endpoint, person, p256dh, auth, created_at"
-
-
-def _ts(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def keep_value(db: sqlite3.Connection, name: str, candidate: str) -> str:
     """The value kept under `name`, storing `candidate` first when there is none: the first writer wins."""
     db.execute(
         "INSERT INTO kept_values (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
-        (name, candidate, _ts(utc_now())),
+        (name, candidate, time_text(utc_now())),
     )
     return str(db.execute("SELECT value FROM kept_values WHERE name = ?", (name,)).fetchone()[0])
 
@@ -36,7 +32,7 @@ def save_subscription(db: sqlite3.Connection, subscription: PushSubscription) ->
             subscription.person,
             subscription.p256dh,
             subscription.auth,
-            _ts(subscription.created_at),
+            time_text(subscription.created_at),
         ),
     )
 

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime
 from typing import Any
 
 from bot.store.records import LearnedRule
+from bot.store.sqlite.times import time_text
 
 _COLUMNS = "id, agent, project, tool, request, learned_at, question_id, learned_by"
-
-
-def _ts(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def insert_learned(db: sqlite3.Connection, rule: LearnedRule) -> bool:
     """Store `rule` unless a rule with its id is stored (the same request learned again): True when it is new."""
     cursor = db.execute(
         f"INSERT INTO learned_rules ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-        (rule.id, rule.agent, rule.project, rule.tool, rule.request, _ts(rule.learned_at), rule.question_id, rule.by),
+        (
+            rule.id,
+            rule.agent,
+            rule.project,
+            rule.tool,
+            rule.request,
+            time_text(rule.learned_at),
+            rule.question_id,
+            rule.by,
+        ),
     )
     return cursor.rowcount == 1
 

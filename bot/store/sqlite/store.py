@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Collection, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, cast, get_args
 
 from bot.store.chain import GENESIS, ChainRow, chain_hash
@@ -42,17 +42,12 @@ from bot.store.sqlite.learned import delete_learned, insert_learned, select_lear
 from bot.store.sqlite.schema import APPLICATION_ID as APPLICATION_ID
 from bot.store.sqlite.schema import MIGRATIONS as MIGRATIONS
 from bot.store.sqlite.schema import SCHEMA_VERSION as SCHEMA_VERSION
+from bot.store.sqlite.times import time_text
 from bot.store.sqlite.webhooks import any_due, claim_deliveries, finish_delivery, queue_deliveries
 from bot.store.webhook_queue import WebhookDelivery, WebhookOutcome, WebhookTarget, queued_for
 from core import AskUserQuestionAnswer, AskUserQuestionAnswerItem
 
 _AUDIT_KINDS: frozenset[str] = frozenset(get_args(AuditKind))
-
-
-def _ts(value: datetime) -> str:
-    # Fixed width (microseconds always present) so that text order is time order in ORDER BY. Most times are UTC
-    # already (`utc_now`, the clock): they need no conversion.
-    return (value if value.tzinfo is UTC else value.astimezone(UTC)).isoformat(timespec="microseconds")
 
 
 class Store(StoreFile):
@@ -80,7 +75,7 @@ class Store(StoreFile):
         """
         question_id = record.id
         agent_id = record.agent.id if record.agent else None
-        now = _ts(utc_now())
+        now = time_text(utc_now())
         detail = asked_detail(agent_id, [item.id for item in record.questions])
         asked: _Row = (now, question_id, "asked", None, None, detail)
         stored = _record_json(record)
@@ -88,7 +83,7 @@ class Store(StoreFile):
             try:
                 db.execute(
                     "INSERT INTO questions VALUES (?, ?, ?, ?, ?)",
-                    (question_id, _ts(record.created_at), agent_id, record.status, stored),
+                    (question_id, time_text(record.created_at), agent_id, record.status, stored),
                 )
             except sqlite3.IntegrityError:
                 raise StoreError(f"question {question_id} already exists in the store") from None
@@ -260,7 +255,7 @@ class Store(StoreFile):
         """
         stored = json.dumps(ref)
         created_at = utc_now()
-        now = _ts(created_at)
+        now = time_text(created_at)
         with self._write() as db:
             _insert_delivery(db, question_id, channel, key, stored, now)
             self._chain(db, (now, question_id, "delivered", channel, None, key_detail(key)))
@@ -282,14 +277,14 @@ class Store(StoreFile):
                 return None
             ref = json.loads(row[0])
             count = int(ref.get(REMINDED_KEY, 0)) + 1
-            ref |= {REMINDED_KEY: count, REMIND_AT_KEY: _ts(next_at)}
+            ref |= {REMINDED_KEY: count, REMIND_AT_KEY: time_text(next_at)}
             db.execute(
                 "UPDATE deliveries SET ref_json = ? WHERE question_id = ? AND channel = ?",
                 (json.dumps(ref), question_id, channel),
             )
             updated = record.model_copy(update={"reminders": record.reminders + 1})
             db.execute("UPDATE questions SET record_json = ? WHERE id = ?", (_record_json(updated), question_id))
-            self._append(db, question_id, "reminded", channel, None, {"count": count, "next": _ts(next_at)})
+            self._append(db, question_id, "reminded", channel, None, {"count": count, "next": time_text(next_at)})
             return updated
 
     def note_on_delivery(self, question_id: str, channel: str, notes: dict[str, Any]) -> bool:
@@ -495,9 +490,9 @@ class Store(StoreFile):
         """
         moment = now or utc_now()
         with self._write() as db:
-            db.execute("DELETE FROM seen_events WHERE seen_at < ?", (_ts(moment - SEEN_EVENTS_KEPT),))
+            db.execute("DELETE FROM seen_events WHERE seen_at < ?", (time_text(moment - SEEN_EVENTS_KEPT),))
             cursor = db.execute(
-                "INSERT INTO seen_events VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (channel, key, _ts(moment))
+                "INSERT INTO seen_events VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (channel, key, time_text(moment))
             )
             return cursor.rowcount == 1
 
@@ -511,7 +506,7 @@ class Store(StoreFile):
             if db.execute("SELECT 1 FROM questions WHERE id = ?", (question_id,)).fetchone() is None:
                 raise StoreError(f"no question {question_id} in the store")
             cursor = db.execute(
-                "INSERT INTO fired VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (question_id, name, _ts(utc_now()))
+                "INSERT INTO fired VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (question_id, name, time_text(utc_now()))
             )
             return cursor.rowcount == 1
 
@@ -529,7 +524,7 @@ class Store(StoreFile):
         """Insert one audit row; returns it as a later read would (the caller builds an AuditEvent only if needed)."""
         if kind not in _AUDIT_KINDS:
             raise ValueError(f"unknown audit kind {kind!r}")
-        return self._chain(db, (_ts(utc_now()), question_id, kind, channel, actor, json.dumps(detail)))[0]
+        return self._chain(db, (time_text(utc_now()), question_id, kind, channel, actor, json.dumps(detail)))[0]
 
     def _chain(self, db: sqlite3.Connection, *rows: _Row) -> list[tuple[Any, ...]]:
         """Append `rows` (one or two) to the audit log, chained after its last row; returns them as stored.

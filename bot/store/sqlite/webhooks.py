@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
+from bot.store.sqlite.times import time_text
 from bot.store.webhook_queue import WebhookDelivery, WebhookOutcome, delivery_id
-
-
-def _ts(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def queue_deliveries(
     db: sqlite3.Connection, urls: Sequence[str], question_id: str, event: str, record_json: str, at: datetime
 ) -> None:
     """Queue one delivery per URL, due at once; one already queued (the same webhook, question and event) stays."""
-    stamp = _ts(at)
+    stamp = time_text(at)
     db.executemany(
         "INSERT INTO webhook_deliveries (id, webhook, question_id, event, record_json, created_at, due_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
@@ -33,7 +30,7 @@ def _due(urls: Sequence[str]) -> str:
 def any_due(db: sqlite3.Connection, urls: Sequence[str], now: datetime) -> bool:
     """Whether a delivery to one of `urls` is due: a read, so an idle sender takes no write lock."""
     sql = f"SELECT 1 FROM webhook_deliveries WHERE {_due(urls)} LIMIT 1"
-    return db.execute(sql, (_ts(now), *urls)).fetchone() is not None
+    return db.execute(sql, (time_text(now), *urls)).fetchone() is not None
 
 
 def claim_deliveries(
@@ -44,9 +41,9 @@ def claim_deliveries(
     rows = db.execute(
         "SELECT id, webhook, question_id, event, record_json, created_at, attempts FROM webhook_deliveries "
         f"WHERE {_due(urls)} ORDER BY due_at LIMIT ?",
-        (_ts(now), *urls, limit),
+        (time_text(now), *urls, limit),
     ).fetchall()
-    lease_end = _ts(now + timedelta(seconds=lease_seconds))
+    lease_end = time_text(now + timedelta(seconds=lease_seconds))
     db.executemany(
         "UPDATE webhook_deliveries SET attempts = attempts + 1, due_at = ? WHERE id = ?",
         [(lease_end, row[0]) for row in rows],
@@ -66,6 +63,6 @@ def finish_delivery(
     cursor = db.execute(
         "UPDATE webhook_deliveries SET state = ?, due_at = coalesce(?, due_at), last_error = ? "
         "WHERE id = ? AND attempts = ? AND state = 'pending'",
-        (state, _ts(due_at) if due_at is not None else None, error, id, attempt),
+        (state, time_text(due_at) if due_at is not None else None, error, id, attempt),
     )
     return cursor.rowcount == 1
