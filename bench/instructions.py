@@ -30,7 +30,7 @@ from pathlib import Path
 
 import aiohttp
 from api_floor import Server, Target, wait_delivered
-from serving import free_port, inbox_token
+from serving import before_option, free_port, inbox_token
 
 WARM_UP = 60
 BENCH = Path(__file__).resolve().parent
@@ -138,11 +138,7 @@ async def count_floor(requests: int, tmp: Path) -> dict[str, int]:
 
 def main() -> None:
     args = sys.argv[1:]
-    before = None
-    if "--before" in args:
-        at = args.index("--before")
-        before = str(Path(args[at + 1]).resolve())
-        del args[at : at + 2]
+    before = before_option(args)
     requests = int(args[0]) if args else 300
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         print("skipped: this needs valgrind (apt install valgrind)")

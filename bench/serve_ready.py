@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from serving import free_port
+from serving import before_option, free_port
 
 BARE = """
 import sys
@@ -69,11 +69,7 @@ def ready_after(argv: list[str], port: int, cwd: str, python_path: str | None = 
 
 def main() -> None:
     args = sys.argv[1:]
-    before = None
-    if "--before" in args:
-        at = args.index("--before")
-        before = str(Path(args[at + 1]).resolve())
-        del args[at : at + 2]
+    before = before_option(args)
     rounds = int(args[0]) if args else 7
     handraise = shutil.which("handraise", path=os.path.dirname(sys.executable)) or "handraise"
     after = "handraise serve (web inbox only)"

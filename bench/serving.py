@@ -37,6 +37,16 @@ def machine_busy() -> tuple[int, int]:
     return sum(values) - idle, sum(values)
 
 
+def before_option(args: list[str]) -> str | None:
+    """Take `--before DIR` out of `args` (a benchmark's command line): DIR made absolute, or None without it."""
+    if "--before" not in args:
+        return None
+    at = args.index("--before")
+    before = str(Path(args[at + 1]).resolve())
+    del args[at : at + 2]
+    return before
+
+
 def start_python(argv: list[str], **popen: Any) -> subprocess.Popen[str]:
     """This interpreter running `argv`, its stdout readable line by line as the lines come."""
     environment = os.environ | {"PYTHONUNBUFFERED": "1"} | popen.pop("env", {})
