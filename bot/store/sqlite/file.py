@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from bot.store.errors import StoreError, StoreUnavailable
 from bot.store.sqlite.schema import configure, migrate
@@ -35,8 +35,7 @@ class StoreFile:
         self._path = path
         self._lock = threading.RLock()  # re-entered by the writes of a group (`write_together`)
         self._barrier = barrier or DurabilityBarrier(None)
-        self._grouping = False
-        self._savepoints = True  # inside `write_together`: whether each write of the group is a savepoint
+        self._grouping: _Grouping | None = None  # inside `write_together`: how each write of the group is made
         self._group_failure: StoreError | None = None
 
     @classmethod
@@ -154,7 +153,7 @@ class StoreFile:
         a write raises or ends the transaction under it."""
         outcomes: list[tuple[Any, Exception | None]] = []
         with self._transaction() as db:
-            self._grouping, self._savepoints, self._group_failure = True, savepoints, None
+            self._grouping, self._group_failure = "savepoint" if savepoints else "bare", None
             try:
                 for write in writes:
                     try:
@@ -172,7 +171,7 @@ class StoreFile:
                     if self._group_failure is not None:
                         raise self._group_failure
             finally:
-                self._grouping = False
+                self._grouping = None
         return outcomes
 
     def _write(self) -> _Writing:
@@ -267,6 +266,10 @@ class StoreFile:
         return StoreError(f"the handraise store at {self._path} failed: {error}")
 
 
+_Grouping = Literal["bare", "savepoint"]
+"""How the writes of a group are made: bare in the group's transaction, or each in a savepoint of its own."""
+
+
 class _Undo(Exception):
     """A write of a group made without savepoints raised: its transaction is rolled back, to run with them."""
 
@@ -295,23 +298,21 @@ class _Reading:
 class _Writing:
     """What `StoreFile._write` returns: a transaction of its own, or a savepoint inside `write_together`'s."""
 
-    __slots__ = ("_file", "_grouped", "_saved")
+    __slots__ = ("_file", "_grouping")
 
     def __init__(self, file: StoreFile) -> None:
         self._file = file
-        self._grouped = False
-        self._saved = False
+        self._grouping: _Grouping | None = None  # None: a transaction of its own
 
     def __enter__(self) -> sqlite3.Connection:
         file = self._file
         file._lock.acquire()
         try:
-            self._grouped = file._grouping
-            self._saved = self._grouped and file._savepoints
-            if self._saved:
-                file._begin_savepoint()
-            elif not self._grouped:
+            self._grouping = file._grouping
+            if self._grouping is None:
                 file._begin()
+            elif self._grouping == "savepoint":
+                file._begin_savepoint()
         except BaseException:
             file._lock.release()
             raise
@@ -322,10 +323,10 @@ class _Writing:
     ) -> None:
         file = self._file
         try:
-            if self._saved:
-                file._end_savepoint(exc)
-            elif not self._grouped:
+            if self._grouping is None:
                 file._end(exc)
-            # Grouped without a savepoint: an error goes up to `write_together`, which undoes the whole group.
+            elif self._grouping == "savepoint":
+                file._end_savepoint(exc)
+            # Bare in a group: an error goes up to `write_together`, which undoes the whole group.
         finally:
             file._lock.release()
