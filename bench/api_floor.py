@@ -182,6 +182,14 @@ async def wait_delivered(http: aiohttp.ClientSession, base: str, ids: list[str])
             await asyncio.sleep(0.05)
 
 
+async def inbox_csrf(http: aiohttp.ClientSession, base: str) -> str:
+    """The CSRF token of the inbox's answer forms, read from its page."""
+    async with http.get(f"{base}/") as page:
+        found = re.search(r'name="csrf" value="([^"]+)"', await page.text())
+    assert found is not None, "could not read the inbox's CSRF token"
+    return found[1]
+
+
 def per_request(spent: tuple[float, float], since: tuple[float, float], count: int) -> tuple[float, float]:
     return (spent[0] - since[0]) / count, (spent[1] - since[1]) / count
 
@@ -210,10 +218,7 @@ async def measure(rounds: int, per_round: int, handraise: Server, token: str, fl
         warm = Target("handraise", handraise, http, "")
         _, first = await warm.ask_many(1)
         await wait_delivered(http, handraise_base, first)
-        async with http.get(f"{handraise_base}/") as page:
-            found = re.search(r'name="csrf" value="([^"]+)"', await page.text())
-        assert found is not None, "could not read the inbox's CSRF token"
-        handraise_ = Target("handraise", handraise, http, found[1])
+        handraise_ = Target("handraise", handraise, http, await inbox_csrf(http, handraise_base))
         targets = [handraise_, *(Target(name, server, bare, "") for name, server in floors.items())]
         await handraise_.answer_all(first)
         # Warm every server (imports, caches, first -wal file) before anything is measured.

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 import aiohttp
-from api_floor import Server, Target, wait_delivered
+from api_floor import Server, Target, inbox_csrf, wait_delivered
 from serving import before_option, free_port, inbox_token
 
 WARM_UP = 60
@@ -106,10 +106,7 @@ async def count_serve(requests: int, tmp: Path, python_path: str | None) -> dict
             warm = Target("handraise", Server(base, process.pid), http, "")
             _, first = await warm.ask_many(1)
             await wait_delivered(http, base, first)
-            async with http.get(f"{base}/") as page:
-                found = re.search(r'name="csrf" value="([^"]+)"', await page.text())
-            assert found is not None, "could not read the inbox's CSRF token"
-            target = Target("handraise", Server(base, process.pid), http, found[1])
+            target = Target("handraise", Server(base, process.pid), http, await inbox_csrf(http, base))
             await target.answer_all(first)
             await drive(target, requests, process.pid, inbox=True)
     finally:

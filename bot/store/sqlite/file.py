@@ -296,7 +296,8 @@ class _Reading:
 
 
 class _Writing:
-    """What `StoreFile._write` returns: a transaction of its own, or a savepoint inside `write_together`'s."""
+    """What `StoreFile._write` returns: a transaction of its own, or inside `write_together`'s either a savepoint or
+    nothing at all (a bare write, whose error undoes the group)."""
 
     __slots__ = ("_file", "_grouping")
 
