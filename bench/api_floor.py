@@ -1,16 +1,16 @@
 """Asks/s and answers/s of handraise beside the floor: a bare aiohttp + SQLite handler with the same durability,
 and beside the non-durable floor: the same handler without the fsync.
 
-Run: `uv run python bench/api_floor.py [--postgres] [ROUNDS] [PER_ROUND]`. Starts three servers in subprocesses on
-fresh stores: `handraise serve` (web inbox only), the floor (below: parse the same JSON and insert one row; parse
-the same form and answer the row with one conditional UPDATE; WAL, `synchronous = NORMAL`, and an fsync of the -wal
-file shared by every commit made before it started before each acknowledgement — the durability handraise gives),
-and the non-durable floor (the same with no fsync at all: a power loss may take acknowledged writes). Each round asks
-PER_ROUND questions of each server with 32 concurrent clients, then answers them all, the servers taking turns at
-going first. Prints each round, then the medians of the per-round ratios, and the ask latency percentiles, and
-what else each server's phases used: its share of one core, the clients' CPU per request (this process), and how
-many of the machine's CPUs were busy — a server at a full core is bound by its own event loop, a floor whose clients
-take a full core is bound by them.
+Run: `uv run python bench/api_floor.py [--postgres] [ROUNDS] [PER_ROUND]` (15 and 2000 by default). Starts three
+servers in subprocesses on fresh stores: `handraise serve` (web inbox only), the floor (below: parse the same JSON
+and insert one row; parse the same form and answer the row with one conditional UPDATE; WAL, `synchronous = NORMAL`,
+and an fsync of the -wal file shared by every commit made before it started before each acknowledgement — the
+durability handraise gives), and the non-durable floor (the same with no fsync at all: a power loss may take
+acknowledged writes). Each round asks PER_ROUND questions of each server with 32 concurrent clients, then answers
+them all, the servers taking turns at going first. Prints each round, then the medians of the per-round ratios, and
+the ask latency percentiles, and what else each server's phases used: its share of one core, the clients' CPU per
+request (this process), and how many of the machine's CPUs were busy — a server at a full core is bound by its own
+event loop, a floor whose clients take a full core is bound by them.
 
 With `--postgres` (as root or a user who may run PostgreSQL), both run on PostgreSQL instead, each on a throwaway
 cluster of its own with fsync and synchronous_commit on: `serve` through `[store] url_env`, the floor as
@@ -43,6 +43,9 @@ from serving import cpu_seconds, free_port, in_parallel, inbox_token, machine_bu
 from bot.store.sqlite.sync import DurabilityBarrier
 
 CONCURRENCY = 32
+ROUNDS = 15
+"""Rounds unless told: on a shared VM single rounds spread from 0.4 to 0.9 of the floor, and a median of 5 to 8 still
+moves by ± 0.1 from run to run; one of 15 stays within a few hundredths (bench/RESULTS.md, session 42)."""
 URL_ENV = "HANDRAISE_DATABASE_URL"
 BODY = {"questions": [{"id": "go", "question": "Deploy build {n}?", "options": [{"label": "Yes"}, {"label": "No"}]}]}
 
@@ -307,7 +310,7 @@ def main() -> None:
         return
     postgres = sys.argv[1:2] == ["--postgres"]
     arguments = sys.argv[2:] if postgres else sys.argv[1:]
-    rounds = int(arguments[0]) if len(arguments) > 0 else 6
+    rounds = int(arguments[0]) if len(arguments) > 0 else ROUNDS
     per_round = int(arguments[1]) if len(arguments) > 1 else 2000
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as clusters:
         port = free_port()
