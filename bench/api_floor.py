@@ -185,6 +185,17 @@ async def wait_delivered(http: aiohttp.ClientSession, base: str, ids: list[str])
             await asyncio.sleep(0.05)
 
 
+async def handraise_target(http: aiohttp.ClientSession, server: Server) -> Target:
+    """`serve` as a Target that can answer: one question asked, waited for in the inbox, and answered, which also
+    reads the inbox's form token for the answers to come."""
+    warm = Target("handraise", server, http, "")
+    _, first = await warm.ask_many(1)
+    await wait_delivered(http, server.base, first)
+    target = Target("handraise", server, http, await inbox_csrf(http, server.base))
+    await target.answer_all(first)
+    return target
+
+
 async def inbox_csrf(http: aiohttp.ClientSession, base: str) -> str:
     """The CSRF token of the inbox's answer forms, read from its page."""
     async with http.get(f"{base}/") as page:
@@ -218,12 +229,8 @@ async def measure(rounds: int, per_round: int, handraise: Server, token: str, fl
         aiohttp.ClientSession(headers=headers) as http,
         aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100)) as bare,
     ):
-        warm = Target("handraise", handraise, http, "")
-        _, first = await warm.ask_many(1)
-        await wait_delivered(http, handraise_base, first)
-        handraise_ = Target("handraise", handraise, http, await inbox_csrf(http, handraise_base))
+        handraise_ = await handraise_target(http, handraise)
         targets = [handraise_, *(Target(name, server, bare, "") for name, server in floors.items())]
-        await handraise_.answer_all(first)
         # Warm every server (imports, caches, first -wal file) before anything is measured.
         for target in targets:
             _, ids = await target.ask_many(200)

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 import aiohttp
-from api_floor import Server, Target, inbox_csrf, wait_delivered
+from api_floor import Server, Target, handraise_target, wait_delivered
 from serving import before_option, free_port, inbox_token
 
 WARM_UP = 60
@@ -103,11 +103,7 @@ async def count_serve(requests: int, tmp: Path, python_path: str | None) -> dict
         token = inbox_token(process)
         base = f"http://127.0.0.1:{port}"
         async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as http:
-            warm = Target("handraise", Server(base, process.pid), http, "")
-            _, first = await warm.ask_many(1)
-            await wait_delivered(http, base, first)
-            target = Target("handraise", Server(base, process.pid), http, await inbox_csrf(http, base))
-            await target.answer_all(first)
+            target = await handraise_target(http, Server(base, process.pid))
             await drive(target, requests, process.pid, inbox=True)
     finally:
         process.terminate()
