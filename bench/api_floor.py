@@ -44,7 +44,7 @@ from bot.store.sqlite.sync import DurabilityBarrier
 
 CONCURRENCY = 32
 ROUNDS = 15
-"""Rounds unless told: on a shared VM single rounds spread from 0.4 to 0.9 of the floor, and a median of 5 to 8 still
+"""Rounds unless told: on a shared VM single rounds spread from 0.36 to 0.95 of the floor, and a median of 5 to 8 still
 moves by ± 0.1 from run to run; one of 15 stays within a few hundredths (bench/RESULTS.md, session 42)."""
 URL_ENV = "HANDRAISE_DATABASE_URL"
 BODY = {"questions": [{"id": "go", "question": "Deploy build {n}?", "options": [{"label": "Yes"}, {"label": "No"}]}]}
